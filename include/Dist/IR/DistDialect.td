@@ -1,0 +1,78 @@
+//===- DistDialect.td - dist dialect definition ------------*- tablegen -*-===//
+//
+// The `dist` dialect: data-parallel collectives, async futures, process
+// groups on a device mesh, and the gradient stash used by no_sync gradient
+// accumulation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_IR_DISTDIALECT_TD
+#define DIST_IR_DISTDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Dist_Dialect : Dialect {
+  let name = "dist";
+  let cppNamespace = "::mlir::dist";
+  let summary = "Data-parallel gradient synchronization and no_sync accumulation";
+  let description = [{
+    The `dist` dialect models the communication of data-parallel training
+    (DDP, FSDP ZeRO-2/ZeRO-3, HSDP) at the tensor level, so that a compiler can
+    rewrite it: most importantly, skip gradient synchronization on the first
+    K-1 micro-batches of a gradient-accumulation window ("no_sync") and
+    communicate once, in a single round, on the last one.
+
+    **Process groups.** A `dist.mesh` symbol declares an N-D logical device
+    mesh (`dist.mesh @world shape = [4]` for plain data parallelism, `shape =
+    [2, 8]` for two nodes of eight devices). A collective names the mesh and
+    the mesh `axes` it runs over; its group size W is the product of the mesh
+    extents along those axes (all axes when `axes` is omitted). This mirrors
+    upstream `shard.grid` + `grid_axes`, which lets HSDP express "shard within
+    a node" (`axes = [1]`) and "replicate across nodes" (`axes = [0]`) on one
+    mesh without naming communicators.
+
+    **Async only.** Every collective returns a `!dist.future<T>` and its value
+    is obtained with `dist.wait`. A blocking collective is a collective
+    immediately followed by its wait; one form keeps the passes simple and lets
+    a scheduler move the wait later to overlap communication with compute.
+
+    **Ordering.** Collectives, waits and stash operations read and write
+    dialect-specific side-effect resources (`dist::Comm`, `dist::Stash`), not
+    memory in general. They stay in program order relative to each other and
+    are never merged by CSE nor dropped by DCE (a collective nobody uses still
+    has peers waiting for it), while unrelated pure compute moves freely
+    around them.
+
+    **Parameters and gradients.** `dist.parameter` declares a trainable
+    parameter as a module-level symbol: its local (possibly sharded) type, how
+    it is synchronized (`replicated` or `fully_sharded`), and over which mesh
+    axes. Function arguments are tied to it with the discardable argument
+    attribute `dist.param = @name`, gradient results with `dist.grad = @name`;
+    both are checked by the verifier, so no pass ever matches names textually.
+  }];
+
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// Argument attribute tying a function argument to a `dist.parameter`.
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return ::llvm::StringLiteral("dist.param");
+    }
+    /// Result attribute tying a function result to the parameter whose
+    /// gradient it is.
+    static constexpr ::llvm::StringLiteral getGradAttrName() {
+      return ::llvm::StringLiteral("dist.grad");
+    }
+
+  private:
+    void registerTypes();
+  }];
+}
+
+class Dist_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dist_Dialect, mnemonic, traits>;
+
+#endif // DIST_IR_DISTDIALECT_TD

@@ -1,0 +1,30 @@
+//===- DistEnums.td - dist dialect enums ----*- tablegen -*-===//
+
+#ifndef DIST_IR_DISTENUMS_TD
+#define DIST_IR_DISTENUMS_TD
+
+include "Dist/IR/DistDialect.td"
+include "mlir/IR/EnumAttr.td"
+
+def Dist_ReductionKind : I32EnumAttr<"ReductionKind",
+    "how a collective combines the contributions of the ranks", [
+  I32EnumAttrCase<"Sum", 0, "sum">,
+  I32EnumAttrCase<"Avg", 1, "avg">,
+  I32EnumAttrCase<"Max", 2, "max">,
+  I32EnumAttrCase<"Min", 3, "min">,
+  I32EnumAttrCase<"Prod", 4, "prod">
+]> {
+  let cppNamespace = "::mlir::dist";
+}
+
+def Dist_SyncKind : I32EnumAttr<"SyncKind",
+    "how a parameter is held across the ranks of its process group", [
+  // Every rank holds the whole parameter (DDP).
+  I32EnumAttrCase<"Replicated", 0, "replicated">,
+  // Every rank holds a 1/W slice along dim 0 (FSDP / ZeRO).
+  I32EnumAttrCase<"FullySharded", 1, "fully_sharded">
+]> {
+  let cppNamespace = "::mlir::dist";
+}
+
+#endif // DIST_IR_DISTENUMS_TD

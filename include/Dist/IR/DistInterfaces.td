@@ -1,0 +1,47 @@
+//===- DistInterfaces.td - dist op interfaces --------------*- tablegen -*-===//
+
+#ifndef DIST_IR_DISTINTERFACES_TD
+#define DIST_IR_DISTINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Dist_ProcessGroupOpInterface : OpInterface<"ProcessGroupOpInterface"> {
+  let description = [{
+    An op that runs over a process group: the ranks of a `dist.mesh` along a
+    subset of its axes. Gives passes and the lowering one way to read the group
+    and its size without knowing the concrete op.
+  }];
+  let cppNamespace = "::mlir::dist";
+  let methods = [
+    InterfaceMethod<"the mesh symbol the group lives on",
+      "::mlir::FlatSymbolRefAttr", "getMeshAttr">,
+    InterfaceMethod<"the mesh axes the group spans (empty: all axes)",
+      "::llvm::ArrayRef<int64_t>", "getAxes">,
+  ];
+  let extraSharedClassDeclaration = [{
+    /// The number of ranks in the group, or std::nullopt when the mesh is
+    /// missing or the axes are invalid.
+    std::optional<int64_t> getGroupSize(
+        ::mlir::SymbolTableCollection *symbolTable = nullptr) {
+      return ::mlir::dist::getGroupSize($_op, $_op.getMeshAttr(),
+                                        $_op.getAxes(), symbolTable);
+    }
+  }];
+}
+
+def Dist_CollectiveOpInterface
+    : OpInterface<"CollectiveOpInterface", [Dist_ProcessGroupOpInterface]> {
+  let description = [{
+    An asynchronous collective: it takes one tensor and returns a future of
+    the tensor every rank of the group ends up with.
+  }];
+  let cppNamespace = "::mlir::dist";
+  let methods = [
+    InterfaceMethod<"the tensor this rank contributes",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
+    InterfaceMethod<"the future of the collective's result",
+      "::mlir::TypedValue<::mlir::dist::FutureType>", "getResult">,
+  ];
+}
+
+#endif // DIST_IR_DISTINTERFACES_TD

@@ -1,0 +1,53 @@
+//===- DistOps.h - dist dialect operations ----------------------*- C++ -*-===//
+
+#ifndef DIST_IR_DISTOPS_H
+#define DIST_IR_DISTOPS_H
+
+#include "Dist/IR/DistEnums.h"
+#include "Dist/IR/DistDialect.h"
+#include "Dist/IR/DistTypes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::dist {
+
+/// Communication with the peers of a process group. Collectives and waits
+/// read and write it, which orders them against each other only.
+struct CommResource : public SideEffects::Resource::Base<CommResource> {
+  StringRef getName() final { return "dist::Comm"; }
+};
+
+/// The persistent per-parameter gradient stash.
+struct StashResource : public SideEffects::Resource::Base<StashResource> {
+  StringRef getName() final { return "dist::Stash"; }
+};
+
+class MeshOp;
+class ParameterOp;
+
+/// Looks up the `dist.mesh` named `mesh` from `from`; null when absent.
+MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr mesh,
+                  SymbolTableCollection *symbolTable = nullptr);
+
+/// Looks up the `dist.parameter` named `param` from `from`; null when absent.
+ParameterOp lookupParameter(Operation *from, FlatSymbolRefAttr param,
+                            SymbolTableCollection *symbolTable = nullptr);
+
+/// The number of ranks of `mesh` along `axes` (all axes when empty), or
+/// std::nullopt when the mesh is missing or the axes are invalid.
+std::optional<int64_t> getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
+                                    ArrayRef<int64_t> axes,
+                                    SymbolTableCollection *symbolTable = nullptr);
+
+} // namespace mlir::dist
+
+#include "Dist/IR/DistInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "Dist/IR/DistOps.h.inc"
+
+#endif // DIST_IR_DISTOPS_H

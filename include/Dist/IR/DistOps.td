@@ -1,0 +1,319 @@
+//===- DistOps.td - dist dialect operations ----------------*- tablegen -*-===//
+
+#ifndef DIST_IR_DISTOPS_TD
+#define DIST_IR_DISTOPS_TD
+
+include "Dist/IR/DistDialect.td"
+include "Dist/IR/DistTypes.td"
+include "Dist/IR/DistEnums.td"
+include "Dist/IR/DistInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Side-effect resources
+//===----------------------------------------------------------------------===//
+
+// Communication with the other ranks. Every collective and wait reads and
+// writes it, so they keep their relative order and none is merged or dropped,
+// but pure compute is free to move across them.
+def Dist_CommResource : Resource<"::mlir::dist::CommResource">;
+
+// The persistent per-parameter gradient stash.
+def Dist_StashResource : Resource<"::mlir::dist::StashResource">;
+
+def Dist_CommEffects : MemoryEffects<[MemRead<Dist_CommResource>,
+                                      MemWrite<Dist_CommResource>]>;
+def Dist_StashEffects : MemoryEffects<[MemRead<Dist_StashResource>,
+                                       MemWrite<Dist_StashResource>]>;
+
+
+//===----------------------------------------------------------------------===//
+// Process groups and parameters
+//===----------------------------------------------------------------------===//
+
+def Dist_MeshOp : Dist_Op<"mesh", [Symbol]> {
+  let summary = "declare a logical device mesh";
+  let description = [{
+    Declares an N-D mesh of ranks. The ranks are laid out in row-major order:
+    on `shape = [2, 4]`, rank `r` sits at `(r / 4, r % 4)`. A process group is
+    the set of ranks that differ only along a chosen subset of the axes, so
+    `axes = [1]` on that mesh names the four ranks of one node and `axes = [0]`
+    the two ranks holding the same shard on different nodes. Every extent must
+    be at least 1; the product is the world size the program is compiled for.
+
+    Example:
+
+    ```mlir
+    dist.mesh @world shape = [4]
+    dist.mesh @hsdp shape = [2, 4]   // 2 nodes x 4 devices
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape);
+  let assemblyFormat = "$sym_name `shape` `=` $shape attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of ranks along `axes` (all axes when empty), or
+    /// std::nullopt when an axis is out of range or repeated.
+    std::optional<int64_t> getGroupSize(::llvm::ArrayRef<int64_t> axes);
+    /// The total number of ranks.
+    int64_t getWorldSize() { return *getGroupSize({}); }
+  }];
+}
+
+def Dist_ParameterOp : Dist_Op<"parameter", [
+    Symbol, DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    Dist_ProcessGroupOpInterface]> {
+  let summary = "declare a trainable parameter and how it is synchronized";
+  let description = [{
+    Declares a parameter by name. `type` is the tensor each rank holds
+    locally: the whole parameter when `replicated`, a 1/W slice along dim 0
+    when `fully_sharded`, W being the size of the group on `axes`. The
+    gradient of a `fully_sharded` parameter is reduce-scattered over that
+    group; that of a `replicated` parameter is all-reduced.
+
+    `replicate_axes` (HSDP) names further mesh axes across which the
+    parameter is replicated: after the reduce-scatter on `axes` the sharded
+    gradient is all-reduced on `replicate_axes`.
+
+    Function arguments holding the parameter carry `{dist.param = @name}` and
+    results holding its gradient `{dist.grad = @name}`; both are verified
+    against this declaration.
+
+    Example:
+
+    ```mlir
+    dist.mesh @world shape = [2]
+    dist.parameter @"fc1.weight" : tensor<8x12xf32> fully_sharded on @world
+    dist.parameter @"fc1.bias" : tensor<16xf32> replicated on @world
+
+    dist.mesh @hsdp shape = [2, 4]
+    dist.parameter @w : tensor<4x64xf32> fully_sharded on @hsdp axes = [1]
+        replicate_axes = [0]
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<AnyRankedTensor>:$type,
+    Dist_SyncKind:$kind,
+    FlatSymbolRefAttr:$mesh,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$replicate_axes
+  );
+  let assemblyFormat = [{
+    $sym_name `:` $type $kind `on` $mesh (`axes` `=` $axes^)?
+    (`replicate_axes` `=` $replicate_axes^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The type of the parameter's local gradient before any communication:
+    /// the whole (unsharded) parameter's type.
+    ::mlir::RankedTensorType getUnshardedType(
+        ::mlir::SymbolTableCollection *symbolTable = nullptr);
+    ::mlir::RankedTensorType getLocalType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+    bool isSharded() { return getKind() == SyncKind::FullySharded; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Dist_Op<mnemonic, !listconcat(traits, [
+        Dist_CommEffects,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        Dist_ProcessGroupOpInterface,
+        Dist_CollectiveOpInterface])> {
+  dag groupArgs = (ins FlatSymbolRefAttr:$mesh,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes);
+  let results = (outs Dist_TensorFuture:$result);
+}
+
+def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather"> {
+  let summary = "start gathering every rank's tensor along a dimension";
+  let description = [{
+    Concatenates the `input` of every rank of the group, in rank order, along
+    `gather_axis`; every rank receives the concatenation. The result's
+    `gather_axis` extent is the input's times W; other extents and the element
+    type are unchanged.
+
+    Example:
+
+    ```mlir
+    dist.mesh @world shape = [2]
+    %f = dist.all_gather %shard on @world gather_axis = 0
+        : tensor<8x12xf32> -> !dist.future<tensor<16x12xf32>>
+    %full = dist.wait %f : !dist.future<tensor<16x12xf32>>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$gather_axis));
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? `gather_axis` `=` $gather_axis
+    attr-dict `:` type($input) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter"> {
+  let summary = "start reducing tensors and scattering the result";
+  let description = [{
+    Combines the `input` of every rank of the group with `reduction`, then
+    splits the combined tensor into W equal slices along `scatter_axis`; rank
+    `i` of the group receives slice `i`. The input's `scatter_axis` extent must
+    be divisible by W and the result's extent is the quotient.
+
+    Example:
+
+    ```mlir
+    dist.mesh @world shape = [2]
+    %f = dist.reduce_scatter %g on @world reduction = sum scatter_axis = 0
+        : tensor<16x12xf32> -> !dist.future<tensor<8x12xf32>>
+    %shard = dist.wait %f : !dist.future<tensor<8x12xf32>>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins Dist_ReductionKind:$reduction,
+                            ConfinedAttr<I64Attr, [IntNonNegative]>:$scatter_axis));
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? `reduction` `=` $reduction
+    `scatter_axis` `=` $scatter_axis attr-dict `:` type($input) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", [
+    TypesMatchWith<"result is a future of the input type", "input", "result",
+                   "::mlir::dist::FutureType::get($_self)">]> {
+  let summary = "start reducing a tensor across the group";
+  let description = [{
+    Combines the `input` of every rank of the group element-wise with
+    `reduction`; every rank receives the combined tensor, of the input's type.
+
+    Example:
+
+    ```mlir
+    dist.mesh @world shape = [4]
+    %f = dist.all_reduce %g on @world reduction = sum : tensor<16xf32>
+    %r = dist.wait %f : !dist.future<tensor<16xf32>>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins Dist_ReductionKind:$reduction));
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? `reduction` `=` $reduction
+    attr-dict `:` type($input)
+  }];
+}
+
+def Dist_WaitOp : Dist_Op<"wait", [
+    Dist_CommEffects,
+    TypesMatchWith<"result is the future's payload", "future", "result",
+        "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {
+  let summary = "wait for a collective to complete and take its result";
+  let description = [{
+    Blocks until the collective that produced `future` has completed on this
+    rank and yields its result. A future is waited on exactly once.
+
+    Example:
+
+    ```mlir
+    %r = dist.wait %f : !dist.future<tensor<16xf32>>
+    ```
+  }];
+  let arguments = (ins Dist_TensorFuture:$future);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
+  let hasCanonicalizer = 1;
+}
+
+def Dist_SynchronizeOp : Dist_Op<"synchronize", [
+    Dist_CommEffects,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    Dist_ProcessGroupOpInterface]> {
+  let summary = "bring a parameter into the forward computation";
+  let description = [{
+    Marks where a parameter enters the forward pass and how it is held. For
+    `replicated` it is the identity. For `fully_sharded` it gathers the local
+    shards along dim 0 (an all-gather and its wait), so the result's dim 0 is
+    the input's times W. `-dist-expand-synchronize` rewrites it into those
+    ops; its autodiff rule is the gradient sync that
+    `-dist-insert-grad-sync` inserts in the backward.
+
+    Example:
+
+    ```mlir
+    %w = dist.synchronize %w_shard on @world kind = fully_sharded
+        : tensor<8x12xf32> -> tensor<16x12xf32>
+    %b = dist.synchronize %bias on @world kind = replicated
+        : tensor<16xf32> -> tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                       Dist_SyncKind:$kind);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh (`axes` `=` $axes^)? `kind` `=` $kind attr-dict `:`
+    type($input) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The gradient stash
+//===----------------------------------------------------------------------===//
+
+def Dist_StashGradOp : Dist_Op<"stash_grad_for_fsdp", [
+    Dist_StashEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "add a local gradient into the parameter's persistent stash";
+  let description = [{
+    Adds `grad` element-wise into the persistent stash buffer of `param`,
+    creating it (zero-filled) on first use. The stash outlives the function
+    call: it accumulates the gradients of the no_sync micro-batches of a window
+    until `dist.take_stash` consumes it in the sync step. `grad` has the
+    parameter's unsharded type, or for a parameter with `replicate_axes`
+    (HSDP partial no_sync) its local, sharded type.
+
+    It has side effects on the stash and is never removed as dead.
+
+    Example:
+
+    ```mlir
+    dist.stash_grad_for_fsdp %g for @"fc1.weight" : tensor<16x12xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$grad, FlatSymbolRefAttr:$param);
+  let assemblyFormat = "$grad `for` $param attr-dict `:` type($grad)";
+}
+
+def Dist_TakeStashOp : Dist_Op<"take_stash", [
+    Dist_StashEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "read a parameter's stash and release it";
+  let description = [{
+    Yields the gradient accumulated in the stash of `param` since it was last
+    taken (zeros when nothing was stashed) and releases the buffer, so that the
+    next window starts from an empty stash and no stash memory is held between
+    windows. The sync step adds it to the last micro-batch's gradient before
+    the single collective of the window.
+
+    Example:
+
+    ```mlir
+    %s = dist.take_stash @"fc1.weight" : tensor<16x12xf32>
+    %acc = arith.addf %s, %g : tensor<16x12xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
+}
+
+#endif // DIST_IR_DISTOPS_TD

@@ -1,0 +1,365 @@
+//===- DistOps.cpp - dist dialect operations ------------------------------===//
+
+#include "Dist/IR/DistOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+#include "Dist/IR/DistInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Symbol helpers
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+static OpTy lookupSymbol(Operation *from, FlatSymbolRefAttr ref,
+                         SymbolTableCollection *symbolTable) {
+  if (!ref)
+    return nullptr;
+  Operation *op =
+      symbolTable ? symbolTable->lookupNearestSymbolFrom(from, ref.getAttr())
+                  : SymbolTable::lookupNearestSymbolFrom(from, ref.getAttr());
+  return dyn_cast_or_null<OpTy>(op);
+}
+
+MeshOp mlir::dist::lookupMesh(Operation *from, FlatSymbolRefAttr mesh,
+                              SymbolTableCollection *symbolTable) {
+  return lookupSymbol<MeshOp>(from, mesh, symbolTable);
+}
+
+ParameterOp mlir::dist::lookupParameter(Operation *from,
+                                        FlatSymbolRefAttr param,
+                                        SymbolTableCollection *symbolTable) {
+  return lookupSymbol<ParameterOp>(from, param, symbolTable);
+}
+
+std::optional<int64_t>
+mlir::dist::getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
+                         ArrayRef<int64_t> axes,
+                         SymbolTableCollection *symbolTable) {
+  MeshOp meshOp = lookupMesh(from, mesh, symbolTable);
+  if (!meshOp)
+    return std::nullopt;
+  return meshOp.getGroupSize(axes);
+}
+
+/// Checks that `mesh` names a mesh and that `axes` are distinct axes of it;
+/// returns the group size.
+static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr mesh,
+                                      ArrayRef<int64_t> axes,
+                                      SymbolTableCollection &symbolTable,
+                                      StringRef what = "mesh axes") {
+  MeshOp meshOp = lookupMesh(op, mesh, &symbolTable);
+  if (!meshOp)
+    return op->emitOpError() << "expected " << mesh
+                             << " to name a dist.mesh, but it does not";
+  int64_t rank = meshOp.getShape().size();
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= rank)
+      return op->emitOpError() << "expected " << what << " in [0, " << rank
+                               << ") for " << mesh << ", but got " << axis;
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "expected distinct " << what
+                               << ", but axis " << axis << " appears twice";
+  }
+  return *meshOp.getGroupSize(axes);
+}
+
+static FailureOr<int64_t> verifyGroup(ProcessGroupOpInterface op,
+                                      SymbolTableCollection &symbolTable) {
+  return verifyGroup(op, op.getMeshAttr(), op.getAxes(), symbolTable);
+}
+
+/// Checks that `operand` and `result` differ at most in dimension `dim`.
+static LogicalResult verifyAllButDim(Operation *op, RankedTensorType operand,
+                                     RankedTensorType result, int64_t dim,
+                                     StringRef dimName) {
+  if (operand.getElementType() != result.getElementType())
+    return op->emitOpError()
+           << "expected the result element type to be "
+           << operand.getElementType() << ", but got "
+           << result.getElementType();
+  if (operand.getRank() != result.getRank())
+    return op->emitOpError() << "expected the result rank to be "
+                             << operand.getRank() << ", but got "
+                             << result.getRank();
+  if (dim < 0 || dim >= operand.getRank())
+    return op->emitOpError() << "expected " << dimName << " in [0, "
+                             << operand.getRank() << "), but got " << dim;
+  for (int64_t i = 0, e = operand.getRank(); i < e; ++i) {
+    if (i == dim || operand.getDimSize(i) == result.getDimSize(i))
+      continue;
+    return op->emitOpError() << "expected result dim " << i << " to be "
+                             << operand.getDimSize(i) << " like the input's, "
+                             << "but got " << result.getDimSize(i);
+  }
+  return success();
+}
+
+static RankedTensorType payloadTensor(Value future) {
+  return dyn_cast<RankedTensorType>(
+      cast<FutureType>(future.getType()).getValueType());
+}
+
+/// `expected` as printed in diagnostics: `?` for a dynamic size.
+static std::string dimStr(int64_t size) {
+  return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
+}
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  if (getShape().empty())
+    return emitOpError("expected a non-empty mesh shape");
+  for (auto [i, extent] : llvm::enumerate(getShape()))
+    if (extent < 1)
+      return emitOpError() << "expected every mesh extent to be at least 1, "
+                           << "but extent " << i << " is " << extent;
+  return success();
+}
+
+std::optional<int64_t> MeshOp::getGroupSize(ArrayRef<int64_t> axes) {
+  ArrayRef<int64_t> shape = getShape();
+  if (axes.empty()) {
+    int64_t size = 1;
+    for (int64_t extent : shape)
+      size *= extent;
+    return size;
+  }
+  llvm::SmallSet<int64_t, 4> seen;
+  int64_t size = 1;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) ||
+        !seen.insert(axis).second)
+      return std::nullopt;
+    size *= shape[axis];
+  }
+  return size;
+}
+
+//===----------------------------------------------------------------------===//
+// ParameterOp
+//===----------------------------------------------------------------------===//
+
+RankedTensorType
+ParameterOp::getUnshardedType(SymbolTableCollection *symbolTable) {
+  RankedTensorType local = getLocalType();
+  if (!isSharded() || local.getRank() == 0)
+    return local;
+  std::optional<int64_t> size = getGroupSize(symbolTable);
+  SmallVector<int64_t> shape(local.getShape());
+  if (!size || ShapedType::isDynamic(shape[0]))
+    shape[0] = ShapedType::kDynamic;
+  else
+    shape[0] *= *size;
+  return local.clone(shape);
+}
+
+LogicalResult
+ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (failed(verifyGroup(*this, symbolTable)))
+    return failure();
+  if (failed(verifyGroup(*this, getMeshAttr(), getReplicateAxes(), symbolTable,
+                         "replicate axes")))
+    return failure();
+  for (int64_t axis : getReplicateAxes()) {
+    ArrayRef<int64_t> axes = getAxes();
+    if (axes.empty() || llvm::is_contained(axes, axis))
+      return emitOpError() << "expected replicate axes disjoint from the "
+                           << "sharding axes, but axis " << axis
+                           << " is in both";
+  }
+  if (isSharded() && getLocalType().getRank() == 0)
+    return emitOpError("expected a fully_sharded parameter to have rank >= 1, "
+                       "but it is a scalar");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllGatherOp::verify() {
+  RankedTensorType result = payloadTensor(getResult());
+  if (!result)
+    return emitOpError("expected a future of a ranked tensor");
+  return verifyAllButDim(*this, getInput().getType(), result, getGatherAxis(),
+                         "gather_axis");
+}
+
+LogicalResult
+AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  int64_t dim = getGatherAxis();
+  int64_t in = getInput().getType().getDimSize(dim);
+  int64_t out = payloadTensor(getResult()).getDimSize(dim);
+  int64_t expected = ShapedType::isDynamic(in) ? in : in * *size;
+  if (expected != out)
+    return emitOpError() << "expected result dim " << dim << " to be "
+                         << dimStr(expected) << " (input dim " << dimStr(in)
+                         << " x group size " << *size << "), but got "
+                         << dimStr(out);
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  RankedTensorType result = payloadTensor(getResult());
+  if (!result)
+    return emitOpError("expected a future of a ranked tensor");
+  return verifyAllButDim(*this, getInput().getType(), result, getScatterAxis(),
+                         "scatter_axis");
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  int64_t dim = getScatterAxis();
+  int64_t in = getInput().getType().getDimSize(dim);
+  int64_t out = payloadTensor(getResult()).getDimSize(dim);
+  if (!ShapedType::isDynamic(in) && in % *size != 0)
+    return emitOpError() << "expected input dim " << dim
+                         << " to be divisible by the group size " << *size
+                         << ", but got " << in;
+  int64_t expected = ShapedType::isDynamic(in) ? in : in / *size;
+  if (expected != out)
+    return emitOpError() << "expected result dim " << dim << " to be "
+                         << dimStr(expected) << " (input dim " << dimStr(in)
+                         << " / group size " << *size << "), but got "
+                         << dimStr(out);
+  return success();
+}
+
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroup(*this, symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// WaitOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A collective over a group of one rank is the identity: drop it together
+/// with its wait. avg, like every other reduction, is exact over one rank.
+struct FoldSingleRankCollective : public OpRewritePattern<WaitOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(WaitOp wait,
+                                PatternRewriter &rewriter) const override {
+    auto collective = wait.getFuture().getDefiningOp<CollectiveOpInterface>();
+    if (!collective || !wait.getFuture().hasOneUse())
+      return failure();
+    std::optional<int64_t> size = collective.getGroupSize();
+    if (!size || *size != 1)
+      return failure();
+    if (collective.getInput().getType() != wait.getType())
+      return failure();
+    rewriter.replaceOp(wait, collective.getInput());
+    rewriter.eraseOp(collective);
+    return success();
+  }
+};
+} // namespace
+
+void WaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<FoldSingleRankCollective>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// SynchronizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SynchronizeOp::verify() {
+  RankedTensorType in = getInput().getType();
+  RankedTensorType out = getResult().getType();
+  if (getKind() == SyncKind::Replicated) {
+    if (in != out)
+      return emitOpError() << "expected a replicated synchronize to return "
+                           << "its input type " << in << ", but got " << out;
+    return success();
+  }
+  if (in.getRank() == 0)
+    return emitOpError("expected a fully_sharded input of rank >= 1, but got "
+                       "a scalar");
+  return verifyAllButDim(*this, in, out, 0, "dim");
+}
+
+LogicalResult
+SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
+  if (failed(size) || getKind() == SyncKind::Replicated)
+    return size;
+  int64_t in = getInput().getType().getDimSize(0);
+  int64_t out = getResult().getType().getDimSize(0);
+  int64_t expected = ShapedType::isDynamic(in) ? in : in * *size;
+  if (expected != out)
+    return emitOpError() << "expected a fully_sharded result dim 0 of "
+                         << dimStr(expected) << " (input dim " << dimStr(in)
+                         << " x group size " << *size << "), but got "
+                         << dimStr(out);
+  return success();
+}
+
+OpFoldResult SynchronizeOp::fold(FoldAdaptor) {
+  if (getInput().getType() != getResult().getType())
+    return {};
+  // Replicated is the identity; fully_sharded over one rank gathers nothing.
+  if (getKind() == SyncKind::Replicated || getGroupSize() == 1)
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Stash
+//===----------------------------------------------------------------------===//
+
+/// Checks that `type` may be held in the stash of `paramRef`.
+static LogicalResult verifyStashType(Operation *op, FlatSymbolRefAttr paramRef,
+                                     Type type,
+                                     SymbolTableCollection &symbolTable) {
+  ParameterOp param = lookupParameter(op, paramRef, &symbolTable);
+  if (!param)
+    return op->emitOpError() << "expected " << paramRef
+                             << " to name a dist.parameter, but it does not";
+  RankedTensorType unsharded = param.getUnshardedType(&symbolTable);
+  if (type == unsharded)
+    return success();
+  // HSDP partial no_sync stashes the reduce-scattered, sharded gradient.
+  bool hybrid = !param.getReplicateAxes().empty();
+  if (hybrid && type == param.getLocalType())
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "expected the stash of " << paramRef
+                            << " to have its unsharded gradient type "
+                            << unsharded;
+  if (hybrid)
+    diag << " or its sharded type " << param.getLocalType();
+  return diag << ", but got " << type;
+}
+
+LogicalResult
+StashGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStashType(*this, getParamAttr(), getGrad().getType(),
+                         symbolTable);
+}
+
+LogicalResult
+TakeStashOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStashType(*this, getParamAttr(), getResult().getType(),
+                         symbolTable);
+}
+
+#define GET_OP_CLASSES
+#include "Dist/IR/DistOps.cpp.inc"

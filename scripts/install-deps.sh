@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dist needs, only when something is missing.
+# Idempotent: a second run on a provisioned machine does no apt work at all.
+set -euo pipefail
+
+pkgs=(cmake ninja-build g++ python3 lld llvm-22-dev llvm-22-tools libmlir-22-dev
+      mlir-22-tools clang-22 libopenmpi-dev openmpi-bin libgtest-dev)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+    missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
