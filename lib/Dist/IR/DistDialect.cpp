@@ -27,13 +27,13 @@ static FailureOr<ParameterOp> resolveTie(Operation *op, NamedAttribute attr,
                                          StringRef where) {
   auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
   if (!ref)
-    return op->emitError() << "expected '" << attr.getName() << "' on " << where
+    return op->emitError() << "expected '" << attr.getName().getValue() << "' on " << where
                            << " to be a symbol reference to a dist.parameter, "
                               "but got "
                            << attr.getValue();
   ParameterOp param = lookupParameter(op, ref);
   if (!param)
-    return op->emitError() << "'" << attr.getName() << "' on " << where
+    return op->emitError() << "'" << attr.getName().getValue() << "' on " << where
                            << " names " << ref
                            << ", which is not a dist.parameter";
   return param;
@@ -44,12 +44,12 @@ LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   if (attr.getName() != getParamAttrName())
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is not a dist argument attribute (expected '"
                            << getParamAttrName() << "')";
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is only valid on function arguments";
   std::string where = "argument #" + std::to_string(argIndex);
   FailureOr<ParameterOp> param = resolveTie(op, attr, where);
@@ -58,7 +58,7 @@ LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
   Type argType = func.getArgumentTypes()[argIndex];
   if (argType != param->getLocalType())
     return op->emitError() << "expected " << where << " tied to "
-                           << param->getSymNameAttr() << " to have type "
+                           << SymbolRefAttr::get(param->getSymNameAttr()) << " to have type "
                            << param->getLocalType() << ", but got " << argType;
   return success();
 }
@@ -68,12 +68,12 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
   if (attr.getName() != getGradAttrName())
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is not a dist result attribute (expected '"
                            << getGradAttrName() << "')";
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
-    return op->emitError() << "'" << attr.getName()
+    return op->emitError() << "'" << attr.getName().getValue()
                            << "' is only valid on function results";
   std::string where = "result #" + std::to_string(resultIndex);
   FailureOr<ParameterOp> param = resolveTie(op, attr, where);
@@ -85,7 +85,7 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
   // gradient) or after it (the synced gradient, shaped like the local shard).
   if (resultType != unsharded && resultType != param->getLocalType())
     return op->emitError() << "expected " << where << ", the gradient of "
-                           << param->getSymNameAttr() << ", to have type "
+                           << SymbolRefAttr::get(param->getSymNameAttr()) << ", to have type "
                            << unsharded << " (local) or "
                            << param->getLocalType() << " (synced), but got "
                            << resultType;

@@ -1,0 +1,408 @@
+// RUN: dist-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'dist.mesh' op expected a non-empty mesh shape}}
+dist.mesh @m shape = []
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op expected every mesh extent to be at least 1, but extent 1 is 0}}
+dist.mesh @m shape = [2, 0]
+
+// -----
+
+// expected-error @+1 {{'dist.mesh' op expected every mesh extent to be at least 1, but extent 0 is -2}}
+dist.mesh @m shape = [-2]
+
+// -----
+
+func.func @unknown_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected @nowhere to name a dist.mesh, but it does not}}
+  %f = dist.all_reduce %x on @nowhere reduction = sum : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func private @not_a_mesh()
+func.func @symbol_is_not_a_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected @not_a_mesh to name a dist.mesh, but it does not}}
+  %f = dist.all_reduce %x on @not_a_mesh reduction = sum : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [2, 4]
+func.func @axis_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected mesh axes in [0, 2) for @m, but got 2}}
+  %f = dist.all_reduce %x on @m axes = [2] reduction = sum : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [2, 4]
+func.func @negative_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected mesh axes in [0, 2) for @m, but got -1}}
+  %f = dist.all_reduce %x on @m axes = [-1] reduction = sum : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [2, 4]
+func.func @repeated_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected distinct mesh axes, but axis 1 appears twice}}
+  %f = dist.all_reduce %x on @m axes = [1, 1] reduction = sum : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_axis_out_of_range(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op expected gather_axis in [0, 2), but got 2}}
+  %f = dist.all_gather %x on @w gather_axis = 2 : tensor<4x3xf32> -> !dist.future<tensor<4x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_negative_axis(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op attribute 'gather_axis' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %f = dist.all_gather %x on @w gather_axis = -1 : tensor<4x3xf32> -> !dist.future<tensor<8x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_wrong_extent(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op expected result dim 0 to be 8 (input dim 4 x group size 2), but got 4}}
+  %f = dist.all_gather %x on @w gather_axis = 0 : tensor<4x3xf32> -> !dist.future<tensor<4x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_dynamic_to_static(%x: tensor<?x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op expected result dim 0 to be ? (input dim ? x group size 2), but got 8}}
+  %f = dist.all_gather %x on @w gather_axis = 0 : tensor<?x3xf32> -> !dist.future<tensor<8x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_other_dim_changes(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op expected result dim 1 to be 3 like the input's, but got 6}}
+  %f = dist.all_gather %x on @w gather_axis = 0 : tensor<4x3xf32> -> !dist.future<tensor<8x6xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_element_type(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op expected the result element type to be 'f32', but got 'f16'}}
+  %f = dist.all_gather %x on @w gather_axis = 0 : tensor<4x3xf32> -> !dist.future<tensor<8x3xf16>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_rank(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op expected the result rank to be 2, but got 1}}
+  %f = dist.all_gather %x on @w gather_axis = 0 : tensor<4x3xf32> -> !dist.future<tensor<24xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @gather_result_not_a_future(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op result #0 must be future of ranked tensor of any type values, but got 'tensor<8x3xf32>'}}
+  %f = "dist.all_gather"(%x) <{mesh = @w, gather_axis = 0 : i64}> : (tensor<4x3xf32>) -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [3]
+func.func @scatter_not_divisible(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op expected input dim 0 to be divisible by the group size 3, but got 8}}
+  %f = dist.reduce_scatter %x on @w reduction = sum scatter_axis = 0 : tensor<8x3xf32> -> !dist.future<tensor<2x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @scatter_wrong_extent(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op expected result dim 0 to be 4 (input dim 8 / group size 2), but got 8}}
+  %f = dist.reduce_scatter %x on @w reduction = sum scatter_axis = 0 : tensor<8x3xf32> -> !dist.future<tensor<8x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @scatter_axis_out_of_range(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op expected scatter_axis in [0, 2), but got 5}}
+  %f = dist.reduce_scatter %x on @w reduction = sum scatter_axis = 5 : tensor<8x3xf32> -> !dist.future<tensor<4x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @scatter_other_dim_changes(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op expected result dim 1 to be 3 like the input's, but got 2}}
+  %f = dist.reduce_scatter %x on @w reduction = sum scatter_axis = 0 : tensor<8x3xf32> -> !dist.future<tensor<4x2xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @scatter_element_type(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op expected the result element type to be 'f32', but got 'i32'}}
+  %f = dist.reduce_scatter %x on @w reduction = sum scatter_axis = 0 : tensor<8x3xf32> -> !dist.future<tensor<4x3xi32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @unknown_reduction(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'reduction' [sum, avg, max, min, prod]}}
+  %f = dist.all_reduce %x on @w reduction = mean : tensor<8x3xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @all_reduce_changes_shape(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op failed to verify that result is a future of the input type}}
+  %f = "dist.all_reduce"(%x) <{mesh = @w, reduction = 0 : i32}> : (tensor<8x3xf32>) -> !dist.future<tensor<4x3xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @all_reduce_changes_element_type(%x: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op failed to verify that result is a future of the input type}}
+  %f = "dist.all_reduce"(%x) <{mesh = @w, reduction = 0 : i32}> : (tensor<8x3xf32>) -> !dist.future<tensor<8x3xbf16>>
+  return
+}
+
+// -----
+
+func.func @wait_payload_mismatch(%f: !dist.future<tensor<4xf32>>) {
+  // expected-error @+1 {{'dist.wait' op failed to verify that result is the future's payload}}
+  %r = "dist.wait"(%f) : (!dist.future<tensor<4xf32>>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @wait_on_a_tensor(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.wait' op operand #0 must be future of ranked tensor of any type values, but got 'tensor<4xf32>'}}
+  %r = "dist.wait"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected the payload of !dist.future to be a ranked tensor or a memref, but got 'f32'}}
+func.func @future_of_scalar(%f: !dist.future<f32>)
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @replicated_changes_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.synchronize' op expected a replicated synchronize to return its input type 'tensor<4xf32>', but got 'tensor<8xf32>'}}
+  %r = dist.synchronize %x on @w kind = replicated : tensor<4xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [4]
+func.func @sharded_wrong_extent(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.synchronize' op expected a fully_sharded result dim 0 of 16 (input dim 4 x group size 4), but got 8}}
+  %r = dist.synchronize %x on @w kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [4]
+func.func @sharded_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'dist.synchronize' op expected a fully_sharded input of rank >= 1, but got a scalar}}
+  %r = dist.synchronize %x on @w kind = fully_sharded : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @sharded_other_dim(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.synchronize' op expected result dim 1 to be 3 like the input's, but got 6}}
+  %r = dist.synchronize %x on @w kind = fully_sharded : tensor<4x3xf32> -> tensor<8x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+func.func @unknown_sync_kind(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [replicated, fully_sharded]}}
+  %r = dist.synchronize %x on @w kind = sharded : tensor<4x3xf32> -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.parameter' op expected @nowhere to name a dist.mesh, but it does not}}
+dist.parameter @p : tensor<4xf32> replicated on @nowhere
+
+// -----
+
+dist.mesh @m shape = [2, 2]
+// expected-error @+1 {{'dist.parameter' op expected replicate axes in [0, 2) for @m, but got 3}}
+dist.parameter @p : tensor<4xf32> fully_sharded on @m axes = [1] replicate_axes = [3]
+
+// -----
+
+dist.mesh @m shape = [2, 2]
+// expected-error @+1 {{'dist.parameter' op expected replicate axes disjoint from the sharding axes, but axis 1 is in both}}
+dist.parameter @p : tensor<4xf32> fully_sharded on @m axes = [1] replicate_axes = [1]
+
+// -----
+
+dist.mesh @m shape = [2]
+// expected-error @+1 {{'dist.parameter' op expected a fully_sharded parameter to have rank >= 1, but it is a scalar}}
+dist.parameter @p : tensor<f32> fully_sharded on @m
+
+// -----
+
+dist.mesh @m shape = [2]
+// expected-note @+1 {{see existing symbol definition here}}
+dist.parameter @p : tensor<4xf32> replicated on @m
+// expected-error @+1 {{redefinition of symbol named 'p'}}
+dist.parameter @p : tensor<4xf32> replicated on @m
+
+// -----
+
+func.func @stash_unknown_param(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected @nowhere to name a dist.parameter, but it does not}}
+  dist.stash_grad_for_fsdp %g for @nowhere : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+func.func @stash_sharded_shape(%g: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<4x3xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [2, 2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
+func.func @stash_hybrid_shape(%g: tensor<4x6xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<8x3xf32>' or its sharded type 'tensor<4x3xf32>', but got 'tensor<4x6xf32>'}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<4x6xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> replicated on @w
+func.func @take_stash_element_type() {
+  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p to have its unsharded gradient type 'tensor<4x3xf32>', but got 'tensor<4x3xf64>'}}
+  %s = dist.take_stash @p : tensor<4x3xf64>
+  return
+}
+
+// -----
+
+func.func @take_stash_unknown_param() {
+  // expected-error @+1 {{'dist.take_stash' op expected @q to name a dist.parameter, but it does not}}
+  %s = dist.take_stash @q : tensor<4xf32>
+  return
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+// expected-error @+1 {{expected argument #0 tied to @p to have type 'tensor<4x3xf32>', but got 'tensor<8x3xf32>'}}
+func.func private @param_arg_type(%w: tensor<8x3xf32> {dist.param = @p})
+
+// -----
+
+// expected-error @+1 {{'dist.param' on argument #0 names @q, which is not a dist.parameter}}
+func.func private @param_arg_unknown(%w: tensor<8x3xf32> {dist.param = @q})
+
+// -----
+
+// expected-error @+1 {{expected 'dist.param' on argument #0 to be a symbol reference to a dist.parameter, but got "fc1.weight"}}
+func.func private @param_arg_string(%w: tensor<8x3xf32> {dist.param = "fc1.weight"})
+
+// -----
+
+// expected-error @+1 {{'dist.weight' is not a dist argument attribute (expected 'dist.param')}}
+func.func private @unknown_arg_attr(%w: tensor<8x3xf32> {dist.weight = @q})
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+// expected-error @+1 {{expected result #0, the gradient of @p, to have type 'tensor<8x3xf32>' (local) or 'tensor<4x3xf32>' (synced), but got 'tensor<2x3xf32>'}}
+func.func private @grad_result_type() -> (tensor<2x3xf32> {dist.grad = @p})
+
+// -----
+
+// expected-error @+1 {{'dist.grad' on result #0 names @nothing, which is not a dist.parameter}}
+func.func private @grad_result_unknown() -> (tensor<2x3xf32> {dist.grad = @nothing})
+
+// -----
+
+// expected-error @+1 {{'dist.gradient' is not a dist result attribute (expected 'dist.grad')}}
+func.func private @unknown_result_attr() -> (tensor<2x3xf32> {dist.gradient = @p})
+
+// -----
+
+func.func @param_on_an_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.param' is only valid on function arguments}}
+  %y = arith.addf %x, %x {dist.param = @p} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @unknown_op_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown dist attribute 'dist.bucket'}}
+  %y = arith.addf %x, %x {dist.bucket = 1} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @unknown_op(%x: tensor<4xf32>) {
+  // expected-error @+1 {{custom op 'dist.broadcast' is unknown}}
+  dist.broadcast %x : tensor<4xf32>
+  return
+}

@@ -1,0 +1,2 @@
+dist.mesh @m shape = [2]
+"dist.all_reduce"() {reduction = "sum"} : () -> ()

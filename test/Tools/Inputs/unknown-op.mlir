@@ -1,0 +1,1 @@
+dist.frobnicate @m
