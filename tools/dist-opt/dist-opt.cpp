@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistDialect.h"
+#include "Dist/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,8 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::dist::registerDistPasses();
+  mlir::dist::registerDistPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -1,0 +1,52 @@
+//===- Passes.h - dist passes and pipelines ---------------------*- C++ -*-===//
+
+#ifndef DIST_TRANSFORMS_PASSES_H
+#define DIST_TRANSFORMS_PASSES_H
+
+#include "Dist/IR/DistDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::dist {
+
+#define GEN_PASS_DECL
+#include "Dist/Transforms/Passes.h.inc"
+
+/// Options of the no_sync pipeline (`-dist-no-sync-pipeline`).
+struct NoSyncPipelineOptions
+    : public PassPipelineOptions<NoSyncPipelineOptions> {
+  PassOptions::Option<bool> hsdpPartial{
+      *this, "hsdp-partial",
+      llvm::cl::desc("for hybrid parameters skip only the replicate-axis "
+                     "all-reduce during no_sync"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> strict{
+      *this, "strict",
+      llvm::cl::desc("fail on a tied gradient whose sync chain is not "
+                     "recognized"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> suffix{
+      *this, "no-sync-suffix",
+      llvm::cl::desc("name suffix of the no_sync backward variant"),
+      llvm::cl::init("_no_sync")};
+};
+
+/// Adds the passes that take a frontend module (forward with
+/// dist.synchronize, backward returning local gradients tied to parameters)
+/// to one holding the synchronized forward, the one-round sync-step backward
+/// `@f` and the communication-free `@f_no_sync`.
+void buildNoSyncPipeline(OpPassManager &pm,
+                         const NoSyncPipelineOptions &options);
+
+/// Registers the dist pipelines (`-dist-no-sync-pipeline`).
+void registerDistPipelines();
+
+#define GEN_PASS_REGISTRATION
+#include "Dist/Transforms/Passes.h.inc"
+
+} // namespace mlir::dist
+
+#endif // DIST_TRANSFORMS_PASSES_H

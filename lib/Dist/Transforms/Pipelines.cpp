@@ -1,0 +1,30 @@
+//===- Pipelines.cpp - registered dist pipelines --------------------------===//
+
+#include "Dist/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
+                                     const NoSyncPipelineOptions &options) {
+  pm.addPass(createDistExpandSynchronizePass());
+  pm.addPass(createDistInsertGradSyncPass());
+  DistGradAccumulationPassOptions accumulation;
+  accumulation.suffix = options.suffix;
+  accumulation.hsdpPartial = options.hsdpPartial;
+  accumulation.strict = options.strict;
+  pm.addPass(createDistGradAccumulationPass(accumulation));
+  pm.addPass(createCSEPass());
+}
+
+void mlir::dist::registerDistPipelines() {
+  PassPipelineRegistration<NoSyncPipelineOptions>(
+      "dist-no-sync-pipeline",
+      "expand synchronizes, insert gradient syncs and write the no_sync and "
+      "one-round sync-step backward of a gradient-accumulation window",
+      buildNoSyncPipeline);
+}
