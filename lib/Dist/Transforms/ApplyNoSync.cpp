@@ -148,10 +148,6 @@ struct ApplyNoSyncPass
                "it already consumes the stash (a -dist-sync-step function)"});
       llvm::erase_if(analysis.chains,
                      [](GradSyncChain &c) { return c.consumesStash; });
-      // Functions without any sync are only diagnosed when asked for.
-      bool named = selected.contains(func.getName());
-      if (analysis.chains.empty() && !named)
-        continue;
       if (failed(reportMismatches(func, analysis.mismatches, strict,
                                   "apply-no-sync")))
         return signalPassFailure();

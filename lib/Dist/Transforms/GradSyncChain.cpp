@@ -76,9 +76,16 @@ static FailureOr<ScaleMatch> matchLinalgScale(linalg::LinalgOp op) {
       op.getNumLoops() != op.getNumParallelLoops())
     return failure();
   Block *body = op.getBlock();
-  if (!body || body->getOperations().size() != 2)
+  if (!body)
     return failure();
-  Operation *compute = &body->front();
+  // One divf/mulf and the yield, besides any constants it reads.
+  SmallVector<Operation *> computes;
+  for (Operation &inner : body->without_terminator())
+    if (!inner.hasTrait<OpTrait::ConstantLike>())
+      computes.push_back(&inner);
+  if (computes.size() != 1)
+    return failure();
+  Operation *compute = computes.front();
   auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
   if (!yield || yield->getNumOperands() != 1 ||
       yield->getOperand(0) != compute->getResult(0))

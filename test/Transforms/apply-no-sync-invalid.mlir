@@ -1,0 +1,98 @@
+// RUN: dist-opt %s -split-input-file -apply-no-sync -verify-diagnostics
+
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4x8xf32> fully_sharded on @world
+
+// Gradient clipping reads the synced gradient: skipping the sync would
+// clip a different value.
+func.func @clip(%g: tensor<8x8xf32>) -> (tensor<4x8xf32> {dist.grad = @w}, f32) {
+  %two = arith.constant dense<2.0> : tensor<8x8xf32>
+  %d = arith.divf %g, %two : tensor<8x8xf32>
+  %f = dist.reduce_scatter %d on @world reduction = sum scatter_axis = 0
+      : tensor<8x8xf32> -> !dist.future<tensor<4x8xf32>>
+  %r = dist.wait %f : !dist.future<tensor<4x8xf32>>
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{skipping the gradient sync of @w would change the program: this op uses a value of the sync chain, which only the return may use}}
+  %norm = linalg.reduce ins(%r : tensor<4x8xf32>) outs(%acc : tensor<f32>) dimensions = [0, 1]
+    (%in: f32, %out: f32) {
+      %sq = arith.mulf %in, %in : f32
+      %s = arith.addf %out, %sq : f32
+      linalg.yield %s : f32
+    }
+  %n = tensor.extract %norm[] : tensor<f32>
+  // expected-note @+1 {{the synchronized gradient is returned here as result #0}}
+  return %r, %n : tensor<4x8xf32>, f32
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+// A NaN check on the pre-averaged value, before the collective.
+func.func @nan_check(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xi1>) {
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  %d = arith.divf %g, %two : tensor<4xf32>
+  // expected-error @+1 {{skipping the gradient sync of @b would change the program}}
+  %nan = arith.cmpf uno, %d, %d : tensor<4xf32>
+  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r, %nan : tensor<4xf32>, tensor<4xi1>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+// The synced gradient returned twice, once untied.
+func.func @returned_twice(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32>) {
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  %d = arith.divf %g, %two : tensor<4xf32>
+  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-error @+2 {{skipping the gradient sync of @b would change the program}}
+  // expected-note @+1 {{returned here as result #0}}
+  return %r, %r : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @bwd(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  %d = arith.divf %g, %two : tensor<4xf32>
+  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
+
+// The optimizer step reads the gradient the no_sync variant no longer returns.
+func.func @caller(%g: tensor<4xf32>, %p: tensor<4xf32>) -> tensor<4xf32> {
+  %gb = call @bwd(%g) : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{this op uses result #0 of @bwd, the gradient of @b, which no_sync stashes instead of returning}}
+  %u = arith.subf %p, %gb : tensor<4xf32>
+  return %u : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+// A sync step already consumes the stash; dropping its sync would lose it.
+func.func @sync_step(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %s = dist.take_stash @b : tensor<4xf32>
+  %a = arith.addf %s, %g : tensor<4xf32>
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  %d = arith.divf %a, %two : tensor<4xf32>
+  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-warning @+1 {{apply-no-sync: result #0 of @sync_step, the gradient of @b, is not a recognized gradient sync (it already consumes the stash (a -dist-sync-step function)); left unchanged}}
+  return %r : tensor<4xf32>
+}
