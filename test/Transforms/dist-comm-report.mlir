@@ -1,0 +1,93 @@
+// RUN: dist-opt %s -dist-comm-report -o /dev/null | FileCheck %s
+// RUN: dist-opt %s -dist-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
+// RUN: dist-opt %s -dist-comm-report=output=%t.json,format=json -o /dev/null && FileCheck %s --check-prefix=JSON < %t.json
+// RUN: dist-opt %s -dist-comm-report="micro-batches=8" -o /dev/null | FileCheck %s --check-prefix=K8
+// The report leaves the IR unchanged.
+// RUN: dist-opt %s -dist-comm-report=output=%t.txt | FileCheck %s --check-prefix=IR
+// RUN: not dist-opt %s -dist-comm-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADFMT
+// BADFMT: error: dist-comm-report: unknown format 'xml' (expected text or json)
+
+// Hand-computed, W = 4, K = 4, f32 = 4 bytes, f16 = 2 bytes:
+//   fwd all_gather 16x12xf32 = 768 B per call, ring 768*3/4 = 576 per rank
+//   fwd all_reduce 10xf16 (loss) = 20 B, ring 20*2*3/4 = 30
+//   bwd all_gather (ZeRO-3) = 768 B, ring 576
+//   bwd reduce_scatter 16x12xf32 (gradient of @w) = 768 B, ring 576
+//   bwd all_reduce 16xf32 (gradient of @b) = 64 B, ring 64*2*3/4 = 96
+// Per micro-batch: non-gradient 1556 B (1182 ring), gradient 832 B (672).
+//   always-sync = 4*(1556+832) = 9552 B, ring 4*1854 = 7416
+//   no_sync     = 4*1556 + 832   = 7056 B, ring 4728 + 672 = 5400
+//   two-round   = 4*1556 + 2*832 = 7888 B, ring 4728 + 1344 = 6072
+//   saved 2496 B = 26.1% of always-sync
+// With K = 8: always 19104, no_sync 13280, two-round 14112.
+
+// CHECK: dist communication report (K = 4 micro-batches per window)
+// CHECK: fwd all_gather 4 tensor<16x12xf32> 768 576.0 -
+// CHECK: fwd all_reduce 4 tensor<10xf16> 20 30.0 -
+// CHECK: bwd all_gather 4 tensor<16x12xf32> 768 576.0 -
+// CHECK: bwd reduce_scatter 4 tensor<16x12xf32> 768 576.0 @w
+// CHECK: bwd all_reduce 4 tensor<16xf32> 64 96.0 @b
+// CHECK: always-sync 9552 bytes 7416.0 wire bytes/rank
+// CHECK: no_sync (one round) 7056 bytes 5400.0 wire bytes/rank
+// CHECK: two-round (Thunder) 7888 bytes 6072.0 wire bytes/rank
+// CHECK: no_sync saves 2496 bytes per window (26.1% of always-sync)
+
+// JSON: "array": "tensor<16x12xf32>",
+// JSON-NEXT: "bytes": 768,
+// JSON-NEXT: "collective": "all_gather",
+// JSON-NEXT: "function": "fwd",
+// JSON-NEXT: "gradient_of": null,
+// JSON: "bytes": 768,
+// JSON-NEXT: "collective": "reduce_scatter",
+// JSON-NEXT: "function": "bwd",
+// JSON-NEXT: "gradient_of": "w",
+// JSON-NEXT: "group_size": 4,
+// JSON: "micro_batches": 4,
+// JSON-NEXT: "window": {
+// JSON-NEXT: "always_sync": {
+// JSON-NEXT: "bytes": 9552,
+// JSON-NEXT: "wire_bytes_per_rank": 7416
+// JSON: "no_sync": {
+// JSON-NEXT: "bytes": 7056,
+// JSON-NEXT: "wire_bytes_per_rank": 5400
+// JSON: "two_round": {
+// JSON-NEXT: "bytes": 7888,
+// JSON-NEXT: "wire_bytes_per_rank": 6072
+
+// K8: always-sync 19104 bytes
+// K8: no_sync (one round) 13280 bytes
+// K8: two-round (Thunder) 14112 bytes
+
+// IR: func.func @bwd
+// IR: dist.reduce_scatter
+
+dist.mesh @world shape = [4]
+dist.parameter @w : tensor<4x12xf32> fully_sharded on @world
+dist.parameter @b : tensor<16xf32> replicated on @world
+
+func.func @fwd(%w: tensor<4x12xf32> {dist.param = @w}, %loss: tensor<10xf16>)
+    -> (tensor<16x12xf32>, tensor<10xf16>) {
+  %f = dist.all_gather %w on @world gather_axis = 0
+      : tensor<4x12xf32> -> !dist.future<tensor<16x12xf32>>
+  %full = dist.wait %f : !dist.future<tensor<16x12xf32>>
+  %l = dist.all_reduce %loss on @world reduction = avg : tensor<10xf16>
+  %lr = dist.wait %l : !dist.future<tensor<10xf16>>
+  return %full, %lr : tensor<16x12xf32>, tensor<10xf16>
+}
+
+func.func @bwd(%w: tensor<4x12xf32> {dist.param = @w}, %gb: tensor<16xf32>)
+    -> (tensor<4x12xf32> {dist.grad = @w}, tensor<16xf32> {dist.grad = @b}) {
+  %f = dist.all_gather %w on @world gather_axis = 0
+      : tensor<4x12xf32> -> !dist.future<tensor<16x12xf32>>
+  %full = dist.wait %f : !dist.future<tensor<16x12xf32>>
+  %gw = arith.mulf %full, %full : tensor<16x12xf32>
+  %four = arith.constant dense<4.0> : tensor<16x12xf32>
+  %d = arith.divf %gw, %four : tensor<16x12xf32>
+  %rs = dist.reduce_scatter %d on @world reduction = sum scatter_axis = 0
+      : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+  %r = dist.wait %rs : !dist.future<tensor<4x12xf32>>
+  %four_b = arith.constant dense<4.0> : tensor<16xf32>
+  %db = arith.divf %gb, %four_b : tensor<16xf32>
+  %ar = dist.all_reduce %db on @world reduction = sum : tensor<16xf32>
+  %rb = dist.wait %ar : !dist.future<tensor<16xf32>>
+  return %r, %rb : tensor<4x12xf32>, tensor<16xf32>
+}
