@@ -1,6 +1,6 @@
 // RUN: dist-opt %s -dist-comm-report -o /dev/null | FileCheck %s
 // RUN: dist-opt %s -dist-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
-// RUN: dist-opt %s -dist-comm-report=output=%t.json,format=json -o /dev/null && FileCheck %s --check-prefix=JSON < %t.json
+// RUN: dist-opt %s -dist-comm-report="output=%t.json format=json" -o /dev/null && FileCheck %s --check-prefix=JSON < %t.json
 // RUN: dist-opt %s -dist-comm-report="micro-batches=8" -o /dev/null | FileCheck %s --check-prefix=K8
 // The report leaves the IR unchanged.
 // RUN: dist-opt %s -dist-comm-report=output=%t.txt | FileCheck %s --check-prefix=IR
