@@ -2,6 +2,13 @@
 // RUN: dist-opt %s -dist-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=JSON
 // RUN: dist-opt %s -dist-comm-report="output=%t.json format=json" -o /dev/null && FileCheck %s --check-prefix=JSON < %t.json
 // RUN: dist-opt %s -dist-comm-report="micro-batches=8" -o /dev/null | FileCheck %s --check-prefix=K8
+// After -dist-grad-accumulation the variant is counted K-1 times and the sync
+// step once: the same totals as predicted from the synced backward alone.
+// RUN: dist-opt %s -dist-grad-accumulation -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=VARIANT
+// VARIANT: bwd_no_sync all_gather 4 tensor<16x12xf32> 768 576.0 -
+// VARIANT: always-sync 9552 bytes 7416.0 wire bytes/rank
+// VARIANT: no_sync (one round) 7056 bytes 5400.0 wire bytes/rank
+// VARIANT: two-round (Thunder) 7888 bytes 6072.0 wire bytes/rank
 // The report leaves the IR unchanged.
 // RUN: dist-opt %s -dist-comm-report=output=%t.txt | FileCheck %s --check-prefix=IR
 // RUN: not dist-opt %s -dist-comm-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADFMT

@@ -155,10 +155,14 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     (W-1)/W for all-gather and reduce-scatter, x 2(W-1)/W for all-reduce).
     Collectives in a gradient-sync chain are counted as gradient traffic.
 
-    Per window of K micro-batches, every function is taken to run once per
-    micro-batch: always-sync runs all of it K times; no_sync runs gradient
-    traffic once (the one-round sync step); the two-round scheme of Thunder
-    runs it twice. Output as a text table or JSON.
+    Per window of K micro-batches every function runs once per micro-batch.
+    Always-sync runs all of it K times. For no_sync: when the module holds a
+    function's no_sync variant (`@f` and `@f_no_sync`, as written by
+    `-dist-grad-accumulation`) the variant runs K-1 times and `@f` once;
+    otherwise the gradient traffic is counted once and the rest K times. The
+    two-round scheme of Thunder communicates the gradients once more (the
+    stash at the end of no_sync, then the last micro-batch's own sync).
+    Output as a text table or JSON.
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"4",
@@ -167,6 +171,8 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
            "text or json">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "file to write the report to (- for stdout)">,
+    Option<"suffix", "no-sync-suffix", "std::string", /*default=*/"\"_no_sync\"",
+           "name suffix of no_sync variants">,
   ];
 }
 

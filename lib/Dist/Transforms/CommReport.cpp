@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -137,13 +138,43 @@ struct DistCommReportPass
     return failure(result.wasInterrupted());
   }
 
+  /// The function `row` belongs to, and whether it is a no_sync variant of
+  /// another function in the module.
+  StringRef baseOf(const Row &row, const llvm::StringSet<> &functions) {
+    StringRef name = row.function;
+    if (name.ends_with(suffix) &&
+        functions.contains(name.drop_back(suffix.size())))
+      return name.drop_back(suffix.size());
+    return name;
+  }
+
   /// Always-sync, one-round no_sync and two-round (Thunder) window totals.
   std::array<Totals, 3> window(ArrayRef<Row> rows) {
+    llvm::StringSet<> functions;
+    for (const Row &row : rows)
+      functions.insert(row.function);
+    llvm::StringSet<> withVariant;
+    for (const Row &row : rows)
+      if (baseOf(row, functions) != row.function)
+        withVariant.insert(baseOf(row, functions));
+
     std::array<Totals, 3> totals;
     int64_t k = microBatches;
     for (const Row &row : rows) {
       bool gradient = !row.param.empty();
+      if (baseOf(row, functions) != row.function) {
+        // A no_sync variant: micro-batches 1..K-1.
+        totals[1].add(row.bytes, row.wireBytes, k - 1);
+        totals[2].add(row.bytes, row.wireBytes, k - 1);
+        continue;
+      }
       totals[0].add(row.bytes, row.wireBytes, k);
+      if (withVariant.contains(row.function)) {
+        // The sync step: micro-batch K; Thunder also syncs the stash.
+        totals[1].add(row.bytes, row.wireBytes, 1);
+        totals[2].add(row.bytes, row.wireBytes, gradient ? 2 : 1);
+        continue;
+      }
       totals[1].add(row.bytes, row.wireBytes, gradient ? 1 : k);
       totals[2].add(row.bytes, row.wireBytes, gradient ? 2 : k);
     }
