@@ -1,0 +1,207 @@
+/*===- dist_runtime.h - the dist runtime C API ----------------------------===*
+ *
+ * The one public header of the runtime: called by code lowered from the
+ * `dist` dialect (by symbol name) and by hand-written drivers. Every call
+ * returns a status; on failure distrt_last_error() names the rank, the op,
+ * the group and the sizes involved.
+ *
+ * Backends, chosen at distrt_init by DIST_BACKEND (auto | mpi | nccl | self):
+ *   mpi   OpenMPI non-blocking collectives on host buffers (CPUs, clusters);
+ *   nccl  NCCL on device buffers, ncclUniqueId shared over MPI, loaded from
+ *         libdist_runtime_nccl.so next to this library;
+ *   self  world size 1, in process.
+ * auto picks mpi when launched by mpirun (or when MPI is already
+ * initialized), else self.
+ *
+ * Environment:
+ *   DIST_BACKEND                 see above
+ *   DIST_WATCHDOG_TIMEOUT_MS     abort every rank when an op stays pending
+ *                                longer than this (default 600000)
+ *   DIST_TRACE=path              write a Chrome trace / Perfetto JSON of every
+ *                                collective and wait; "%r" in the path is
+ *                                replaced by the rank, else ".<rank>" is added
+ *                                before the extension when world size > 1
+ *   DIST_STATS=1                 print the statistics at distrt_finalize
+ *
+ * Layout: collectives work along dim 0 of contiguous row-major buffers, i.e.
+ * on flat element ranges (rank i's part of an all_gather result or a
+ * reduce_scatter input is the i-th contiguous block of `count` elements).
+ * Another dim is handled by the caller (the lowering transposes it to dim 0
+ * into a contiguous buffer and back).
+ *===----------------------------------------------------------------------===*/
+
+#ifndef DIST_RUNTIME_DIST_RUNTIME_H
+#define DIST_RUNTIME_DIST_RUNTIME_H
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define DISTRT_EXPORT __declspec(dllexport)
+#else
+#define DISTRT_EXPORT __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int32_t distrt_status;
+enum {
+  DISTRT_OK = 0,
+  DISTRT_ERR_INVALID = 1, /* bad argument: size, pointer, handle, group */
+  DISTRT_ERR_STATE = 2,   /* not initialized, or initialized twice */
+  DISTRT_ERR_BACKEND = 3, /* MPI / NCCL / CUDA reported an error */
+  DISTRT_ERR_UNAVAILABLE = 4 /* backend or device not present */
+};
+
+typedef enum {
+  DISTRT_F32 = 0,
+  DISTRT_F64 = 1,
+  DISTRT_F16 = 2,
+  DISTRT_BF16 = 3,
+  DISTRT_I32 = 4,
+  DISTRT_I64 = 5
+} distrt_dtype;
+
+/* Same order as the dialect's ReductionKind. */
+typedef enum {
+  DISTRT_SUM = 0,
+  DISTRT_AVG = 1,
+  DISTRT_MAX = 2,
+  DISTRT_MIN = 3,
+  DISTRT_PROD = 4
+} distrt_reduction;
+
+/* Group 0 is the world. */
+typedef int64_t distrt_group;
+typedef int64_t distrt_handle;
+
+/*--- lifetime --------------------------------------------------------------*/
+
+/* Initializes the runtime. expected_world_size > 0 is the world size the
+ * program was compiled for; a different launched size is an error. */
+DISTRT_EXPORT distrt_status distrt_init(int64_t expected_world_size);
+DISTRT_EXPORT distrt_status distrt_finalize(void);
+DISTRT_EXPORT int32_t distrt_is_initialized(void);
+DISTRT_EXPORT int64_t distrt_rank(void);
+DISTRT_EXPORT int64_t distrt_world_size(void);
+/* "mpi", "nccl" or "self"; "" before init. */
+DISTRT_EXPORT const char *distrt_backend_name(void);
+/* The message of the last failed call on this thread ("" if none). */
+DISTRT_EXPORT const char *distrt_last_error(void);
+/* If status is not DISTRT_OK: prints distrt_last_error() to stderr and
+ * aborts the whole job. Lowered code calls this after every runtime call. */
+DISTRT_EXPORT void distrt_check(distrt_status status);
+DISTRT_EXPORT void distrt_set_watchdog_timeout_ms(int64_t timeout_ms);
+
+/*--- process groups --------------------------------------------------------*/
+
+/* The group of ranks that differ from this one only along `axes` of a
+ * row-major mesh of `mesh_shape` (whose product must be the world size).
+ * naxes == 0 means all axes. Collective over the world: every rank must call
+ * it with the same arguments. Groups are cached: equal arguments give the
+ * same id. */
+DISTRT_EXPORT distrt_status distrt_group_create(int64_t mesh_rank,
+                                                const int64_t *mesh_shape,
+                                                int64_t naxes,
+                                                const int64_t *axes,
+                                                distrt_group *group);
+DISTRT_EXPORT distrt_status distrt_group_size(distrt_group group,
+                                              int64_t *size);
+DISTRT_EXPORT distrt_status distrt_group_rank(distrt_group group,
+                                              int64_t *rank);
+
+/*--- collectives -----------------------------------------------------------*/
+
+/* Both buffer sizes are passed in elements so that a mismatch with the group
+ * size is an error, not memory corruption. */
+
+/* recv (recv_count = send_count * W elements) = send of every rank, in group
+ * rank order. */
+DISTRT_EXPORT distrt_status distrt_all_gather_async(
+    distrt_group group, const void *send, int64_t send_count, void *recv,
+    int64_t recv_count, distrt_dtype dtype, distrt_handle *handle);
+/* recv (recv_count elements) = block `group rank` of the reduction of every
+ * rank's send (send_count = recv_count * W elements). */
+DISTRT_EXPORT distrt_status distrt_reduce_scatter_async(
+    distrt_group group, const void *send, int64_t send_count, void *recv,
+    int64_t recv_count, distrt_dtype dtype, distrt_reduction op,
+    distrt_handle *handle);
+/* recv = the reduction of every rank's send (count elements each). send may
+ * equal recv. */
+DISTRT_EXPORT distrt_status distrt_all_reduce_async(
+    distrt_group group, const void *send, void *recv, int64_t count,
+    distrt_dtype dtype, distrt_reduction op, distrt_handle *handle);
+
+/* Blocks until the collective is complete and releases the handle; a handle
+ * is waited on once. */
+DISTRT_EXPORT distrt_status distrt_wait(distrt_handle handle);
+/* *done = 1 when complete (the handle must still be waited on). */
+DISTRT_EXPORT distrt_status distrt_test(distrt_handle handle, int32_t *done);
+
+/* Blocking forms: the async call and its wait. */
+DISTRT_EXPORT distrt_status distrt_all_gather(distrt_group group,
+                                              const void *send,
+                                              int64_t send_count, void *recv,
+                                              int64_t recv_count,
+                                              distrt_dtype dtype);
+DISTRT_EXPORT distrt_status distrt_reduce_scatter(
+    distrt_group group, const void *send, int64_t send_count, void *recv,
+    int64_t recv_count, distrt_dtype dtype, distrt_reduction op);
+DISTRT_EXPORT distrt_status distrt_all_reduce(distrt_group group,
+                                              const void *send, void *recv,
+                                              int64_t count,
+                                              distrt_dtype dtype,
+                                              distrt_reduction op);
+
+/*--- the gradient stash (host memory) ---------------------------------------*/
+
+/* Adds `count` elements of data into the stash of `param`, creating it
+ * zero-filled on first use. Later calls must use the same count and dtype. */
+DISTRT_EXPORT distrt_status distrt_stash_add(const char *param,
+                                             const void *data, int64_t count,
+                                             distrt_dtype dtype);
+/* Copies the stash of `param` into out without releasing it; *present = 0
+ * (and out zero-filled) when there is none. */
+DISTRT_EXPORT distrt_status distrt_stash_read(const char *param, void *out,
+                                              int64_t count,
+                                              distrt_dtype dtype,
+                                              int32_t *present);
+/* Copies the stash into out (zeros if none) and releases it. */
+DISTRT_EXPORT distrt_status distrt_stash_take(const char *param, void *out,
+                                              int64_t count,
+                                              distrt_dtype dtype);
+/* Bytes held by all stashes now. */
+DISTRT_EXPORT int64_t distrt_stash_bytes(void);
+
+/*--- statistics --------------------------------------------------------------*/
+
+enum {
+  DISTRT_KIND_ALL_GATHER = 0,
+  DISTRT_KIND_REDUCE_SCATTER = 1,
+  DISTRT_KIND_ALL_REDUCE = 2,
+  DISTRT_NUM_KINDS = 3
+};
+
+typedef struct {
+  /* Per collective kind: calls, and bytes in nccl-tests' convention (the
+   * full array: the all_gather result, the reduce_scatter input). */
+  int64_t calls[DISTRT_NUM_KINDS];
+  int64_t bytes[DISTRT_NUM_KINDS];
+  int64_t waits;
+  int64_t stash_adds;
+  int64_t stash_takes;
+  int64_t stash_bytes;      /* held now */
+  int64_t stash_peak_bytes; /* most held at once since the last reset */
+} distrt_stats;
+
+DISTRT_EXPORT distrt_status distrt_get_stats(distrt_stats *stats);
+/* Zeroes the counters; stash_peak_bytes restarts from what is held now. */
+DISTRT_EXPORT void distrt_reset_stats(void);
+DISTRT_EXPORT void distrt_print_stats(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DIST_RUNTIME_DIST_RUNTIME_H */

@@ -1,0 +1,99 @@
+//===- Backend.h - the interface every backend implements -------*- C++ -*-===//
+//
+// Internal to the runtime. Runtime.cpp validates arguments, keeps handles,
+// statistics, the trace and the watchdog; a backend only moves bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_RUNTIME_BACKEND_H
+#define DIST_RUNTIME_BACKEND_H
+
+#include "dist_runtime/dist_runtime.h"
+
+#include <memory>
+#include <string>
+
+namespace distrt {
+
+/// One collective, as validated by the runtime.
+struct CollectiveDesc {
+  int kind; // DISTRT_KIND_*
+  const void *send;
+  void *recv;
+  /// Elements per rank: the all_gather send, the reduce_scatter result, the
+  /// all_reduce buffer.
+  int64_t count;
+  distrt_dtype dtype;
+  distrt_reduction op; // ignored by all_gather
+};
+
+/// A started collective.
+class Pending {
+public:
+  virtual ~Pending() = default;
+  /// Returns true once complete; sets `error` if it failed.
+  virtual bool test(std::string &error) = 0;
+};
+
+/// A communicator over some ranks.
+class Group {
+public:
+  virtual ~Group() = default;
+  virtual int size() = 0;
+  virtual int rank() = 0;
+  /// Starts `desc`, or returns null with `error` set.
+  virtual std::unique_ptr<Pending> start(const CollectiveDesc &desc,
+                                         std::string &error) = 0;
+  /// Splits this group by color, ordering members by key (collective).
+  virtual std::unique_ptr<Group> split(int color, int key,
+                                       std::string &error) = 0;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual const char *name() = 0;
+  virtual Group &world() = 0;
+  /// Whether start() implements DISTRT_AVG itself; otherwise the runtime
+  /// runs SUM and divides the (host) result.
+  virtual bool supportsAvg() = 0;
+  /// Broadcasts `bytes` bytes from world rank 0 (bootstrap of other
+  /// backends); only the MPI backend can.
+  virtual bool broadcastWorld(void *data, int bytes, std::string &error) {
+    error = std::string(name()) + " backend cannot broadcast";
+    return false;
+  }
+  /// Ends the whole job with `code` (all ranks).
+  [[noreturn]] virtual void abortJob(int code) = 0;
+  virtual void finalize() = 0;
+};
+
+std::unique_ptr<Backend> createSelfBackend();
+/// Null with `error` set when MPI cannot be initialized.
+std::unique_ptr<Backend> createMpiBackend(std::string &error);
+/// Whether this process was started by an MPI launcher.
+bool launchedByMpi();
+
+/// What the NCCL plugin needs from MPI to bootstrap: the world rank/size
+/// and a broadcast of bytes from world rank 0.
+struct NcclBootstrap {
+  int rank;
+  int size;
+  void *context;
+  bool (*broadcast)(void *context, void *data, int bytes, std::string &error);
+  void (*abortJob)(void *context, int code); // does not return
+  void (*finalize)(void *context);
+};
+
+/// Loads libdist_runtime_nccl.so (next to this library) and creates the NCCL
+/// backend over `mpi`, which it takes over.
+std::unique_ptr<Backend> loadNcclBackend(std::unique_ptr<Backend> mpi,
+                                         std::string &error);
+
+} // namespace distrt
+
+/// The entry point the NCCL plugin exports.
+extern "C" typedef distrt::Backend *(*distrt_nccl_create_fn)(
+    const distrt::NcclBootstrap *bootstrap, std::string *error);
+
+#endif // DIST_RUNTIME_BACKEND_H

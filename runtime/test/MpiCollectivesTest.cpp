@@ -1,0 +1,257 @@
+//===- MpiCollectivesTest.cpp - the runtime under mpirun ------------------===//
+//
+// Run as `mpirun -np N MpiCollectivesTest` (N = 2 and 4 in ctest). Every rank
+// runs every test; only rank 0 prints gtest's report, and the exit code is
+// the same on every rank (failures are summed over the world).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestValues.h"
+#include "dist_runtime/dist_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace testvalues;
+
+namespace {
+
+int rank() { return int(distrt_rank()); }
+int world() { return int(distrt_world_size()); }
+
+using Bytes = std::vector<unsigned char>;
+
+TEST(Mpi, BackendAndWorld) {
+  EXPECT_STREQ(distrt_backend_name(), "mpi");
+  EXPECT_GE(world(), 2);
+}
+
+// Every op x dtype x reduction against values computed in TestValues.h.
+TEST(Mpi, AllReduceEveryDtypeAndReduction) {
+  const int64_t n = 13;
+  for (distrt_dtype t : kDtypes)
+    for (distrt_reduction op : kReductions) {
+      Bytes send(n * sizeOf(t)), recv(n * sizeOf(t));
+      for (int64_t i = 0; i < n; ++i)
+        store(send.data(), i, t, input(rank(), i, op));
+      ASSERT_EQ(distrt_all_reduce(0, send.data(), recv.data(), n, t, op),
+                DISTRT_OK) << distrt_last_error();
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(load(recv.data(), i, t), reduced(world(), i, op, t))
+            << "dtype " << t << " op " << op << " element " << i;
+      // In place.
+      ASSERT_EQ(distrt_all_reduce(0, send.data(), send.data(), n, t, op),
+                DISTRT_OK) << distrt_last_error();
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(load(send.data(), i, t), reduced(world(), i, op, t));
+    }
+}
+
+TEST(Mpi, ReduceScatterEveryDtypeAndReduction) {
+  const int64_t block = 5;
+  for (distrt_dtype t : kDtypes)
+    for (distrt_reduction op : kReductions) {
+      int64_t n = block * world();
+      Bytes send(n * sizeOf(t)), recv(block * sizeOf(t));
+      for (int64_t i = 0; i < n; ++i)
+        store(send.data(), i, t, input(rank(), i, op));
+      ASSERT_EQ(distrt_reduce_scatter(0, send.data(), n, recv.data(), block, t,
+                                      op),
+                DISTRT_OK) << distrt_last_error();
+      for (int64_t i = 0; i < block; ++i)
+        ASSERT_EQ(load(recv.data(), i, t),
+                  reduced(world(), rank() * block + i, op, t))
+            << "dtype " << t << " op " << op << " element " << i;
+    }
+}
+
+TEST(Mpi, AllGatherEveryDtype) {
+  const int64_t n = 6;
+  for (distrt_dtype t : kDtypes) {
+    Bytes send(n * sizeOf(t)), recv(n * world() * sizeOf(t));
+    for (int64_t i = 0; i < n; ++i)
+      store(send.data(), i, t, input(rank(), i, DISTRT_SUM));
+    ASSERT_EQ(distrt_all_gather(0, send.data(), n, recv.data(), n * world(), t),
+              DISTRT_OK) << distrt_last_error();
+    for (int r = 0; r < world(); ++r)
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(load(recv.data(), r * n + i, t), input(r, i, DISTRT_SUM))
+            << "dtype " << t << " block " << r;
+  }
+}
+
+TEST(Mpi, TwoCollectivesInFlightWaitedInReverse) {
+  std::vector<float> a(1 << 16, float(rank() + 1)), ra(a.size());
+  std::vector<double> b(1000, rank()), gathered(1000 * world());
+  distrt_handle h1, h2;
+  ASSERT_EQ(distrt_all_reduce_async(0, a.data(), ra.data(), a.size(),
+                                    DISTRT_F32, DISTRT_SUM, &h1),
+            DISTRT_OK);
+  ASSERT_EQ(distrt_all_gather_async(0, b.data(), b.size(), gathered.data(),
+                                    gathered.size(), DISTRT_F64, &h2),
+            DISTRT_OK);
+  EXPECT_NE(h1, h2);
+  ASSERT_EQ(distrt_wait(h2), DISTRT_OK) << distrt_last_error();
+  ASSERT_EQ(distrt_wait(h1), DISTRT_OK) << distrt_last_error();
+  float expected = float(world() * (world() + 1) / 2);
+  EXPECT_EQ(ra.front(), expected);
+  EXPECT_EQ(ra.back(), expected);
+  for (int r = 0; r < world(); ++r)
+    EXPECT_EQ(gathered[r * 1000 + 999], double(r));
+}
+
+TEST(Mpi, TestPollsUntilDone) {
+  std::vector<int64_t> a(64, 1), b(64);
+  distrt_handle h;
+  ASSERT_EQ(distrt_all_reduce_async(0, a.data(), b.data(), 64, DISTRT_I64,
+                                    DISTRT_SUM, &h),
+            DISTRT_OK);
+  int32_t done = 0;
+  while (!done)
+    ASSERT_EQ(distrt_test(h, &done), DISTRT_OK) << distrt_last_error();
+  ASSERT_EQ(distrt_wait(h), DISTRT_OK);
+  EXPECT_EQ(b[63], world());
+}
+
+// HSDP-style groups on a [2, W/2] mesh: ranks of one "node" share axis 0.
+TEST(Mpi, SubgroupsAlongMeshAxes) {
+  if (world() % 2)
+    GTEST_SKIP() << "needs an even world size";
+  int64_t shape[2] = {2, world() / 2};
+  int64_t shardAxis[1] = {1}, replicateAxis[1] = {0};
+  distrt_group shard, replicate, all;
+  ASSERT_EQ(distrt_group_create(2, shape, 1, shardAxis, &shard), DISTRT_OK)
+      << distrt_last_error();
+  ASSERT_EQ(distrt_group_create(2, shape, 1, replicateAxis, &replicate),
+            DISTRT_OK);
+  ASSERT_EQ(distrt_group_create(2, shape, 0, nullptr, &all), DISTRT_OK);
+  int64_t size, groupRank;
+  ASSERT_EQ(distrt_group_size(shard, &size), DISTRT_OK);
+  EXPECT_EQ(size, world() / 2);
+  ASSERT_EQ(distrt_group_rank(shard, &groupRank), DISTRT_OK);
+  EXPECT_EQ(groupRank, rank() % (world() / 2));
+  ASSERT_EQ(distrt_group_size(replicate, &size), DISTRT_OK);
+  EXPECT_EQ(size, 2);
+  ASSERT_EQ(distrt_group_rank(replicate, &groupRank), DISTRT_OK);
+  EXPECT_EQ(groupRank, rank() / (world() / 2));
+  ASSERT_EQ(distrt_group_size(all, &size), DISTRT_OK);
+  EXPECT_EQ(size, world());
+
+  // Sum of world ranks within the node, then across nodes.
+  int64_t mine = rank(), node = 0, total = 0;
+  ASSERT_EQ(distrt_all_reduce(shard, &mine, &node, 1, DISTRT_I64, DISTRT_SUM),
+            DISTRT_OK);
+  int64_t half = world() / 2, first = (rank() / half) * half;
+  EXPECT_EQ(node, half * first + half * (half - 1) / 2);
+  ASSERT_EQ(distrt_all_reduce(replicate, &node, &total, 1, DISTRT_I64,
+                              DISTRT_SUM),
+            DISTRT_OK);
+  EXPECT_EQ(total, int64_t(world()) * (world() - 1) / 2);
+
+  // Reduce-scatter inside the node: rank i of the node gets block i.
+  std::vector<float> grad(4 * half, 1.0f), shardOut(4);
+  ASSERT_EQ(distrt_reduce_scatter(shard, grad.data(), grad.size(),
+                                  shardOut.data(), 4, DISTRT_F32, DISTRT_AVG),
+            DISTRT_OK);
+  EXPECT_EQ(shardOut[3], 1.0f);
+}
+
+// Several windows of gradient accumulation through the stash, with the sync
+// step communicating (stash + g) / W once per window.
+TEST(Mpi, StashAcrossWindows) {
+  const int k = 4, n = 8;
+  for (int window = 0; window < 3; ++window) {
+    std::vector<float> g(n), synced(n);
+    for (int step = 0; step < k - 1; ++step) {
+      for (int i = 0; i < n; ++i)
+        g[i] = float(rank() + step + window + i);
+      ASSERT_EQ(distrt_stash_add("fc.weight", g.data(), n, DISTRT_F32),
+                DISTRT_OK);
+    }
+    EXPECT_EQ(distrt_stash_bytes(), n * 4);
+    std::vector<float> acc(n);
+    ASSERT_EQ(distrt_stash_take("fc.weight", acc.data(), n, DISTRT_F32),
+              DISTRT_OK);
+    EXPECT_EQ(distrt_stash_bytes(), 0);
+    for (int i = 0; i < n; ++i)
+      acc[i] += float(rank() + (k - 1) + window + i);
+    ASSERT_EQ(distrt_all_reduce(0, acc.data(), synced.data(), n, DISTRT_F32,
+                                DISTRT_AVG),
+              DISTRT_OK);
+    for (int i = 0; i < n; ++i) {
+      double expected = 0;
+      for (int r = 0; r < world(); ++r)
+        for (int step = 0; step < k; ++step)
+          expected += r + step + window + i;
+      EXPECT_DOUBLE_EQ(synced[i], expected / world()) << "window " << window;
+    }
+  }
+}
+
+TEST(Mpi, StatsCountOneRoundPerCall) {
+  distrt_reset_stats();
+  std::vector<float> a(256, 1), b(256), c(256 * world());
+  ASSERT_EQ(distrt_all_reduce(0, a.data(), b.data(), 256, DISTRT_F32, DISTRT_SUM),
+            DISTRT_OK);
+  ASSERT_EQ(distrt_all_gather(0, a.data(), 256, c.data(), c.size(), DISTRT_F32),
+            DISTRT_OK);
+  ASSERT_EQ(distrt_reduce_scatter(0, c.data(), c.size(), a.data(), 256,
+                                  DISTRT_F32, DISTRT_SUM),
+            DISTRT_OK);
+  distrt_stats s;
+  ASSERT_EQ(distrt_get_stats(&s), DISTRT_OK);
+  EXPECT_EQ(s.calls[DISTRT_KIND_ALL_REDUCE], 1);
+  EXPECT_EQ(s.bytes[DISTRT_KIND_ALL_REDUCE], 1024);
+  EXPECT_EQ(s.calls[DISTRT_KIND_ALL_GATHER], 1);
+  EXPECT_EQ(s.bytes[DISTRT_KIND_ALL_GATHER], 1024 * world());
+  EXPECT_EQ(s.calls[DISTRT_KIND_REDUCE_SCATTER], 1);
+  EXPECT_EQ(s.bytes[DISTRT_KIND_REDUCE_SCATTER], 1024 * world());
+  EXPECT_EQ(s.waits, 3);
+}
+
+TEST(Mpi, ErrorsNameRankOpAndSizes) {
+  std::vector<float> a(10), b(10);
+  EXPECT_EQ(distrt_reduce_scatter(0, a.data(), 10, b.data(), 3, DISTRT_F32,
+                                  DISTRT_SUM),
+            DISTRT_ERR_INVALID);
+  std::string expected = "distrt: rank " + std::to_string(rank()) +
+                         ": reduce_scatter on group 0 (size " +
+                         std::to_string(world()) +
+                         "): send buffer of 10 elements and receive buffer of "
+                         "3 elements do not match a group of " +
+                         std::to_string(world()) + " ranks";
+  EXPECT_NE(std::string(distrt_last_error()).find(expected), std::string::npos)
+      << distrt_last_error();
+  int64_t shape[1] = {world() + 1};
+  distrt_group g;
+  EXPECT_EQ(distrt_group_create(1, shape, 0, nullptr, &g), DISTRT_ERR_INVALID);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  std::string trace = ::testing::TempDir() + "distrt_mpi_trace.json";
+  if (distrt_init(0) != DISTRT_OK) {
+    std::fprintf(stderr, "%s\n", distrt_last_error());
+    return 1;
+  }
+  if (distrt_rank() != 0) {
+    auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int failed = RUN_ALL_TESTS() != 0;
+  int64_t mine = failed, total = 0;
+  distrt_all_reduce(0, &mine, &total, 1, DISTRT_I64, DISTRT_SUM);
+  if (distrt_finalize() != DISTRT_OK) {
+    std::fprintf(stderr, "%s\n", distrt_last_error());
+    return 1;
+  }
+  return total ? 1 : 0;
+}
