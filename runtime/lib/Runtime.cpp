@@ -69,6 +69,11 @@ struct State {
   distrt_stats stats = {};
   std::unique_ptr<Trace> trace;
   bool printStats = false;
+  // DIST_CHECK_COLLECTIVES=1: verify that every rank of a group issues the
+  // same collective (kind, dtype, reduction, size, sequence number) before
+  // running it; costs one small all-reduce per collective.
+  bool checkCollectives = false;
+  std::map<distrt_group, int64_t> sequence;
   std::atomic<int64_t> timeoutMs{600000};
   std::thread watchdog;
   std::condition_variable stopWatchdog;
@@ -164,6 +169,67 @@ std::string env(const char *name) {
   return value ? value : "";
 }
 
+/// Polls `pending` to completion under the watchdog's timeout.
+bool pollToCompletion(Pending &pending, Clock::time_point start,
+                      const std::string &what, std::string &error) {
+  for (uint64_t spins = 0;; ++spins) {
+    if (pending.test(error))
+      return error.empty();
+    if ((spins & 1023) == 1023) {
+      int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           Clock::now() - start)
+                           .count();
+      if (waited > state->timeoutMs.load()) {
+        std::fprintf(stderr,
+                     "distrt: rank %d: watchdog: %s has been pending for %lld "
+                     "ms (timeout %lld ms, DIST_WATCHDOG_TIMEOUT_MS); "
+                     "aborting the job\n",
+                     state->rank, what.c_str(), (long long)waited,
+                     (long long)state->timeoutMs.load());
+        std::fflush(stderr);
+        state->backend->abortJob(124);
+      }
+      std::this_thread::yield();
+    }
+  }
+}
+
+/// With DIST_CHECK_COLLECTIVES, fails unless every rank of the group issues
+/// the same collective: MAX over {h, -h} equals {h, -h} only if all h agree.
+distrt_status checkSameCollective(Group &group, distrt_group groupId,
+                                  const CollectiveDesc &desc,
+                                  const std::string &where) {
+  int64_t seq = state->sequence[groupId]++;
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t v : {int64_t(desc.kind), int64_t(desc.dtype),
+                    int64_t(desc.kind == DISTRT_KIND_ALL_GATHER ? 0 : desc.op),
+                    desc.count, seq})
+    h = (h ^ uint64_t(v)) * 1099511628211ull;
+  int64_t mine = int64_t(h >> 1);
+  int64_t buffer[2] = {mine, -mine};
+  CollectiveDesc check{DISTRT_KIND_ALL_REDUCE, buffer, buffer, 2, DISTRT_I64,
+                       DISTRT_MAX};
+  std::string error;
+  std::unique_ptr<Pending> pending = group.start(check, error);
+  if (!pending ||
+      !pollToCompletion(*pending, Clock::now(),
+                        where + " (its collective check)", error))
+    return fail(DISTRT_ERR_BACKEND,
+                where + ": collective check failed: " + error);
+  if (buffer[0] != mine || -buffer[1] != mine) {
+    std::ostringstream os;
+    os << where << ": collective mismatch: this rank issues collective #"
+       << seq << " of the group as " << kindName(desc.kind) << " of "
+       << desc.count << " " << dtypeName(desc.dtype) << " elements per rank";
+    if (desc.kind != DISTRT_KIND_ALL_GATHER)
+      os << " (" << reductionName(desc.op) << ")";
+    os << ", but another rank of the group issues a different collective, "
+          "dtype, reduction or size";
+    return fail(DISTRT_ERR_INVALID, os.str());
+  }
+  return DISTRT_OK;
+}
+
 /// Starts a validated collective.
 distrt_status startCollective(int kind, distrt_group groupId,
                               const void *send, int64_t sendCount, void *recv,
@@ -216,6 +282,10 @@ distrt_status startCollective(int kind, distrt_group groupId,
                       kind == DISTRT_KIND_REDUCE_SCATTER ? recvCount
                                                          : sendCount,
                       dtype, op};
+  if (state->checkCollectives)
+    if (distrt_status s = checkSameCollective(*group, groupId, desc,
+                                              where.str()))
+      return s;
   int64_t divideBy = 1;
   if (op == DISTRT_AVG && kind != DISTRT_KIND_ALL_GATHER &&
       !state->backend->supportsAvg()) {
@@ -310,6 +380,7 @@ distrt_status distrt_init(int64_t expectedWorldSize) {
   }
   s->timeoutMs = timeoutMs;
   s->printStats = env("DIST_STATS") == "1";
+  s->checkCollectives = env("DIST_CHECK_COLLECTIVES") == "1";
   std::string tracePath = env("DIST_TRACE");
   if (!tracePath.empty())
     s->trace = std::make_unique<Trace>(tracePath, s->rank, s->worldSize);

@@ -1,0 +1,18 @@
+# Runs COMMAND (a ;-list) and passes only if it exits non-zero, prints a line
+# matching EXPECT, and takes at most MAX_SECONDS.
+# cmake -DCOMMAND=... -DEXPECT=... -DMAX_SECONDS=... -P ExpectFailure.cmake
+string(TIMESTAMP start "%s")
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err TIMEOUT ${MAX_SECONDS})
+string(TIMESTAMP end "%s")
+math(EXPR elapsed "${end} - ${start}")
+message(STATUS "exit: ${rc}, ${elapsed} s\n${out}${err}")
+if(rc MATCHES "timeout")
+  message(FATAL_ERROR "hung: still running after ${MAX_SECONDS} s")
+endif()
+if(rc EQUAL 0)
+  message(FATAL_ERROR "exited 0 although a rank misbehaved")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "no message matching '${EXPECT}'")
+endif()
