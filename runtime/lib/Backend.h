@@ -44,6 +44,18 @@ public:
   /// Starts `desc`, or returns null with `error` set.
   virtual std::unique_ptr<Pending> start(const CollectiveDesc &desc,
                                          std::string &error) = 0;
+  /// Runs `desc` to completion; false with `error` set on failure. Backends
+  /// with a faster blocking path (MPI's tuned blocking collectives, unlike
+  /// its non-blocking ones) override it; the runtime's watchdog still sees
+  /// the op while it runs.
+  virtual bool run(const CollectiveDesc &desc, std::string &error) {
+    std::unique_ptr<Pending> pending = start(desc, error);
+    if (!pending)
+      return false;
+    while (!pending->test(error)) {
+    }
+    return error.empty();
+  }
   /// Splits this group by color, ordering members by key (collective).
   virtual std::unique_ptr<Group> split(int color, int key,
                                        std::string &error) = 0;

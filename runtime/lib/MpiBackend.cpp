@@ -141,6 +141,35 @@ public:
     return std::make_unique<MpiPending>(request);
   }
 
+  bool run(const CollectiveDesc &desc, std::string &error) override {
+    if (desc.count > INT_MAX) {
+      error = "count " + std::to_string(desc.count) +
+              " exceeds MPI's int count limit";
+      return false;
+    }
+    int count = int(desc.count);
+    MPI_Datatype type = mpiType(desc.dtype);
+    MPI_Op op = mpiOp(desc.dtype, desc.op);
+    int rc = MPI_SUCCESS;
+    switch (desc.kind) {
+    case DISTRT_KIND_ALL_GATHER:
+      rc = MPI_Allgather(desc.send, count, type, desc.recv, count, type,
+                         comm_);
+      break;
+    case DISTRT_KIND_REDUCE_SCATTER:
+      rc = MPI_Reduce_scatter_block(desc.send, desc.recv, count, type, op,
+                                    comm_);
+      break;
+    case DISTRT_KIND_ALL_REDUCE:
+      rc = MPI_Allreduce(desc.send == desc.recv ? MPI_IN_PLACE : desc.send,
+                         desc.recv, count, type, op, comm_);
+      break;
+    }
+    if (rc != MPI_SUCCESS)
+      error = mpiError(rc);
+    return rc == MPI_SUCCESS;
+  }
+
   std::unique_ptr<Group> split(int color, int key,
                                std::string &error) override {
     MPI_Comm comm;

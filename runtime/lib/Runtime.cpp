@@ -169,6 +169,14 @@ std::string env(const char *name) {
   return value ? value : "";
 }
 
+/// Finishes a completed op: emulated AVG, trace.
+void complete(PendingOp &op) {
+  if (op.divideBy > 1)
+    divideInPlace(op.desc.recv, op.desc.count, op.desc.dtype, op.divideBy);
+  op.complete = true;
+  op.traceEndUs = sinceEpochUs(Clock::now());
+}
+
 /// Polls `pending` to completion under the watchdog's timeout.
 bool pollToCompletion(Pending &pending, Clock::time_point start,
                       const std::string &what, std::string &error) {
@@ -230,22 +238,24 @@ distrt_status checkSameCollective(Group &group, distrt_group groupId,
   return DISTRT_OK;
 }
 
-/// Starts a validated collective.
+/// Validates and starts a collective; with `blocking`, runs it to completion
+/// through the backend's blocking path instead of returning a handle.
 distrt_status startCollective(int kind, distrt_group groupId,
                               const void *send, int64_t sendCount, void *recv,
                               int64_t recvCount, distrt_dtype dtype,
-                              distrt_reduction op, distrt_handle *handle) {
+                              distrt_reduction op, distrt_handle *handle,
+                              bool blocking = false) {
   const char *what = kindName(kind);
   if (distrt_status s = requireInit(what))
     return s;
-  std::lock_guard<std::mutex> lock(state->mutex);
+  std::unique_lock<std::mutex> lock(state->mutex);
   Group *group;
   if (distrt_status s = lookupGroup(groupId, what, &group))
     return s;
   int w = group->size();
   std::ostringstream where;
   where << what << " on group " << groupId << " (size " << w << ")";
-  if (!handle)
+  if (!handle && !blocking)
     return fail(DISTRT_ERR_INVALID, where.str() + ": null handle pointer");
   if (!isValidDtype(dtype))
     return fail(DISTRT_ERR_INVALID,
@@ -297,6 +307,28 @@ distrt_status startCollective(int kind, distrt_group groupId,
                                        : std::max(sendCount, recvCount));
   Clock::time_point start = Clock::now();
   std::string error;
+  if (blocking) {
+    // Visible to the watchdog while the backend blocks, without the lock.
+    distrt_handle id = state->nextHandle++;
+    state->pending.emplace(id, PendingOp{nullptr, desc, groupId, w, bytes,
+                                         divideBy, start,
+                                         sinceEpochUs(start)});
+    lock.unlock();
+    bool ok = group->run(desc, error);
+    lock.lock();
+    PendingOp op = std::move(state->pending.at(id));
+    state->pending.erase(id);
+    if (!ok)
+      return fail(DISTRT_ERR_BACKEND, describeOp(op) + " failed: " + error);
+    complete(op);
+    state->stats.calls[kind] += 1;
+    state->stats.bytes[kind] += bytes;
+    state->stats.waits += 1;
+    if (state->trace)
+      state->trace->add(kindName(kind), "host", op.traceStartUs,
+                        op.traceEndUs, bytes, groupId, w, dtypeName(dtype));
+    return DISTRT_OK;
+  }
   std::unique_ptr<Pending> pending = group->start(desc, error);
   if (!pending)
     return fail(DISTRT_ERR_BACKEND,
@@ -310,14 +342,6 @@ distrt_status startCollective(int kind, distrt_group groupId,
                                        sinceEpochUs(start)});
   *handle = id;
   return DISTRT_OK;
-}
-
-/// Finishes a completed op: emulated AVG, trace.
-void complete(PendingOp &op) {
-  if (op.divideBy > 1)
-    divideInPlace(op.desc.recv, op.desc.count, op.desc.dtype, op.divideBy);
-  op.complete = true;
-  op.traceEndUs = sinceEpochUs(Clock::now());
 }
 
 } // namespace
@@ -638,32 +662,25 @@ distrt_status distrt_wait(distrt_handle handle) {
 distrt_status distrt_all_gather(distrt_group group, const void *send,
                                 int64_t sendCount, void *recv,
                                 int64_t recvCount, distrt_dtype dtype) {
-  distrt_handle handle;
-  if (distrt_status s = distrt_all_gather_async(group, send, sendCount, recv,
-                                                recvCount, dtype, &handle))
-    return s;
-  return distrt_wait(handle);
+  return startCollective(DISTRT_KIND_ALL_GATHER, group, send, sendCount, recv,
+                         recvCount, dtype, DISTRT_SUM, nullptr,
+                         /*blocking=*/true);
 }
 
 distrt_status distrt_reduce_scatter(distrt_group group, const void *send,
                                     int64_t sendCount, void *recv,
                                     int64_t recvCount, distrt_dtype dtype,
                                     distrt_reduction op) {
-  distrt_handle handle;
-  if (distrt_status s = distrt_reduce_scatter_async(
-          group, send, sendCount, recv, recvCount, dtype, op, &handle))
-    return s;
-  return distrt_wait(handle);
+  return startCollective(DISTRT_KIND_REDUCE_SCATTER, group, send, sendCount,
+                         recv, recvCount, dtype, op, nullptr,
+                         /*blocking=*/true);
 }
 
 distrt_status distrt_all_reduce(distrt_group group, const void *send,
                                 void *recv, int64_t count, distrt_dtype dtype,
                                 distrt_reduction op) {
-  distrt_handle handle;
-  if (distrt_status s =
-          distrt_all_reduce_async(group, send, recv, count, dtype, op, &handle))
-    return s;
-  return distrt_wait(handle);
+  return startCollective(DISTRT_KIND_ALL_REDUCE, group, send, count, recv,
+                         count, dtype, op, nullptr, /*blocking=*/true);
 }
 
 //===----------------------------------------------------------------------===//

@@ -242,7 +242,10 @@ TEST(SelfRuntimeInit, TraceIsChromeJson) {
   setenv("DIST_TRACE", path.c_str(), 1);
   ASSERT_EQ(distrt_init(1), DISTRT_OK);
   float a[16] = {}, b[16];
-  ASSERT_EQ(distrt_all_reduce(0, a, b, 16, DISTRT_F32, DISTRT_SUM), DISTRT_OK);
+  distrt_handle h;
+  ASSERT_EQ(distrt_all_reduce_async(0, a, b, 16, DISTRT_F32, DISTRT_SUM, &h),
+            DISTRT_OK);
+  ASSERT_EQ(distrt_wait(h), DISTRT_OK);
   ASSERT_EQ(distrt_all_gather(0, a, 16, b, 16, DISTRT_F32), DISTRT_OK);
   ASSERT_EQ(distrt_finalize(), DISTRT_OK) << distrt_last_error();
   unsetenv("DIST_TRACE");
@@ -256,6 +259,7 @@ TEST(SelfRuntimeInit, TraceIsChromeJson) {
             std::string::npos);
   EXPECT_NE(json.find("\"bytes\": 64"), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"wait\""), std::string::npos);
+  EXPECT_NE(json.find("\"name\": \"all_gather\""), std::string::npos);
   EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n");
 }
 

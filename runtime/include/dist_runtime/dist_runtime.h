@@ -139,7 +139,10 @@ DISTRT_EXPORT distrt_status distrt_wait(distrt_handle handle);
 /* *done = 1 when complete (the handle must still be waited on). */
 DISTRT_EXPORT distrt_status distrt_test(distrt_handle handle, int32_t *done);
 
-/* Blocking forms: the async call and its wait. */
+/* Blocking forms: the result of the async call and its wait, through the
+ * backend's blocking path (OpenMPI's blocking collectives use its tuned
+ * algorithms, its non-blocking ones libnbc's, which are slower for small
+ * messages). The watchdog covers them too. */
 DISTRT_EXPORT distrt_status distrt_all_gather(distrt_group group,
                                               const void *send,
                                               int64_t send_count, void *recv,
