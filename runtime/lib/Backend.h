@@ -33,6 +33,13 @@ public:
   virtual ~Pending() = default;
   /// Returns true once complete; sets `error` if it failed.
   virtual bool test(std::string &error) = 0;
+  /// Blocks until complete; false with `error` set if it failed. The
+  /// runtime's watchdog thread bounds how long this may take.
+  virtual bool wait(std::string &error) {
+    while (!test(error)) {
+    }
+    return error.empty();
+  }
 };
 
 /// A communicator over some ranks.

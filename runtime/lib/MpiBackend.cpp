@@ -85,6 +85,13 @@ public:
     }
     return done != 0;
   }
+  bool wait(std::string &error) override {
+    int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    request_ = MPI_REQUEST_NULL;
+    if (rc != MPI_SUCCESS)
+      error = mpiError(rc);
+    return rc == MPI_SUCCESS;
+  }
 
 private:
   MPI_Request request_;

@@ -620,31 +620,19 @@ distrt_status distrt_wait(distrt_handle handle) {
                 "distrt_wait: unknown handle " + std::to_string(handle) +
                     " (never issued, or already waited on)");
   PendingOp &op = it->second;
-  // Poll rather than block so that a peer that never arrives ends in the
-  // watchdog's message instead of a hang.
-  for (uint64_t spins = 0; !op.complete; ++spins) {
+  if (!op.complete) {
+    // Block in the backend without the lock: the watchdog thread bounds the
+    // wait, so a peer that never arrives ends in its message, not a hang.
     std::string error;
-    bool finished = op.pending->test(error);
-    if (!error.empty()) {
+    lock.unlock();
+    bool ok = op.pending->wait(error);
+    lock.lock();
+    if (!ok) {
       std::string message = describeOp(op) + " failed: " + error;
       state->pending.erase(it);
       return fail(DISTRT_ERR_BACKEND, message);
     }
-    if (finished) {
-      complete(op);
-      break;
-    }
-    if ((spins & 1023) == 1023) {
-      int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           Clock::now() - op.start)
-                           .count();
-      if (waited > state->timeoutMs.load())
-        watchdogAbort(op, waited);
-      // Let the watchdog and other processes on this core run.
-      lock.unlock();
-      std::this_thread::yield();
-      lock.lock();
-    }
+    complete(op);
   }
   state->stats.waits += 1;
   if (state->trace) {
