@@ -28,6 +28,20 @@ tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
 tools = ["dist-opt", "mlir-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(
+    ("%mlir_runner_utils", os.path.join(lib_dir, "libmlir_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils", os.path.join(lib_dir, "libmlir_c_runner_utils.so")))
+config.substitutions.append(
+    ("%dist_runtime", os.path.join(config.dist_obj_root, "lib", "libdist_runtime.so")))
+
 # Integration tests declare what they need with `REQUIRES:`.
-if shutil.which("mpirun"):
+mpirun = shutil.which("mpirun")
+if mpirun:
     config.available_features.add("mpi")
+    flags = " --oversubscribe --bind-to none"
+    if os.geteuid() == 0:
+        flags += " --allow-run-as-root"
+    config.substitutions.append(("%mpirun", mpirun + flags))
+llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])

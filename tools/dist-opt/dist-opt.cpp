@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistDialect.h"
 #include "Dist/Transforms/Passes.h"
 
@@ -18,6 +19,8 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::dist::registerDistPasses();
   mlir::dist::registerDistPipelines();
+  mlir::dist::registerDistConversionPasses();
+  mlir::dist::registerDistLoweringPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

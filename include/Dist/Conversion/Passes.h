@@ -1,0 +1,34 @@
+//===- Passes.h - dist conversion passes ------------------------*- C++ -*-===//
+
+#ifndef DIST_CONVERSION_PASSES_H
+#define DIST_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::dist {
+
+#define GEN_PASS_DECL
+#include "Dist/Conversion/Passes.h.inc"
+
+/// Adds the passes from tensor-level dist IR to the LLVM dialect:
+/// synchronize expansion, -convert-dist-to-runtime, One-Shot Bufferize,
+/// buffer deallocation, loops, LLVM. Public functions get C interfaces.
+void buildLowerToLLVMPipeline(OpPassManager &pm);
+
+/// Registers `-dist-lower-to-llvm`.
+void registerDistLoweringPipelines();
+
+#define GEN_PASS_REGISTRATION
+#include "Dist/Conversion/Passes.h.inc"
+
+} // namespace mlir::dist
+
+#endif // DIST_CONVERSION_PASSES_H

@@ -1,0 +1,398 @@
+//===- DistToRuntime.cpp - dist ops to dist runtime calls -----------------===//
+//
+// A whole-module rewrite on tensor IR: futures become (runtime handle, result
+// buffer) pairs that live from the collective to its wait, which is why this
+// walks blocks instead of using a 1:1 DialectConversion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Dist/Conversion/Passes.h"
+#include "Dist/IR/DistOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_CONVERTDISTTORUNTIMEPASS
+#include "Dist/Conversion/Passes.h.inc"
+} // namespace mlir::dist
+
+#define DEBUG_TYPE "convert-dist-to-runtime"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+namespace {
+
+/// The runtime's distrt_dtype for an element type.
+std::optional<int32_t> runtimeDtype(Type type) {
+  if (type.isF32()) return 0;
+  if (type.isF64()) return 1;
+  if (type.isF16()) return 2;
+  if (type.isBF16()) return 3;
+  if (type.isInteger(32)) return 4;
+  if (type.isInteger(64)) return 5;
+  return std::nullopt;
+}
+
+class Lowering {
+public:
+  Lowering(ModuleOp module) : module_(module), symbols_(module) {}
+
+  LogicalResult run();
+  unsigned numCollectives = 0, numStashOps = 0;
+
+private:
+  LogicalResult lowerCollective(CollectiveOpInterface op);
+  LogicalResult lowerStash(StashGradOp op);
+  LogicalResult lowerTakeStash(TakeStashOp op);
+
+  /// Declares (once) the runtime function `name`.
+  func::FuncOp runtimeFunc(StringRef name, TypeRange args, TypeRange results);
+  /// Calls a status-returning runtime function and checks the status.
+  void callChecked(OpBuilder &b, Location loc, StringRef name,
+                   ValueRange args);
+  /// The address of a buffer's first element as !llvm.ptr.
+  Value pointerOf(OpBuilder &b, Location loc, Value memref);
+  /// The address of a constant i64 array (mesh shapes, axes).
+  Value constantArray(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
+  /// The address of a NUL-terminated string (parameter names).
+  Value constantString(OpBuilder &b, Location loc, StringRef text);
+  /// The runtime group id of `op`'s process group.
+  Value groupId(OpBuilder &b, Location loc, ProcessGroupOpInterface op,
+                MeshOp mesh);
+
+  Value i64(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 64);
+  }
+  Value i32(OpBuilder &b, Location loc, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  }
+
+  ModuleOp module_;
+  SymbolTable symbols_;
+  unsigned nextGlobal_ = 0;
+  llvm::StringMap<Operation *> arrays_, strings_;
+};
+
+func::FuncOp Lowering::runtimeFunc(StringRef name, TypeRange args,
+                                   TypeRange results) {
+  if (auto existing = symbols_.lookup<func::FuncOp>(name))
+    return existing;
+  OpBuilder b(module_.getBodyRegion());
+  b.setInsertionPointToEnd(module_.getBody());
+  auto func = func::FuncOp::create(b, module_.getLoc(), name,
+                                   b.getFunctionType(args, results));
+  func.setPrivate();
+  symbols_.insert(func);
+  return func;
+}
+
+void Lowering::callChecked(OpBuilder &b, Location loc, StringRef name,
+                           ValueRange args) {
+  func::FuncOp callee =
+      runtimeFunc(name, args.getTypes(), {b.getI32Type()});
+  Value status = func::CallOp::create(b, loc, callee, args).getResult(0);
+  func::FuncOp check = runtimeFunc("distrt_check", {b.getI32Type()}, {});
+  func::CallOp::create(b, loc, check, status);
+}
+
+Value Lowering::pointerOf(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  // base + offset * element size: views may start inside their buffer.
+  int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  Value size = arith::ConstantIndexOp::create(b, loc, elementBytes);
+  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), size);
+  Value address = arith::AddIOp::create(b, loc, base, offset);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(
+                                              b.getContext()),
+                                  asInt);
+}
+
+Value Lowering::constantArray(OpBuilder &b, Location loc,
+                              ArrayRef<int64_t> values) {
+  std::string key = llvm::join(llvm::map_range(values, [](int64_t v) {
+                                 return std::to_string(v);
+                               }),
+                               "_");
+  Operation *&global = arrays_[key];
+  auto type = MemRefType::get({int64_t(std::max<size_t>(values.size(), 1))},
+                              b.getI64Type());
+  if (!global) {
+    OpBuilder gb(module_.getBodyRegion());
+    gb.setInsertionPointToStart(module_.getBody());
+    SmallVector<int64_t> data(values);
+    if (data.empty())
+      data.push_back(0);
+    auto init = DenseElementsAttr::get(
+        RankedTensorType::get(type.getShape(), b.getI64Type()),
+        ArrayRef<int64_t>(data));
+    std::string name = "__dist_i64_" + std::to_string(nextGlobal_++);
+    global = memref::GlobalOp::create(gb, loc, name,
+                                      gb.getStringAttr("private"), type, init,
+                                      /*constant=*/true, IntegerAttr());
+    symbols_.insert(global);
+  }
+  Value array = memref::GetGlobalOp::create(
+      b, loc, type, cast<memref::GlobalOp>(global).getSymName());
+  return pointerOf(b, loc, array);
+}
+
+Value Lowering::constantString(OpBuilder &b, Location loc, StringRef text) {
+  Operation *&global = strings_[text];
+  std::string value = (text + StringRef("\0", 1)).str();
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), value.size());
+  if (!global) {
+    OpBuilder gb(module_.getBodyRegion());
+    gb.setInsertionPointToStart(module_.getBody());
+    std::string name = "__dist_str_" + std::to_string(nextGlobal_++);
+    global = LLVM::GlobalOp::create(gb, loc, type, /*isConstant=*/true,
+                                    LLVM::Linkage::Internal, name,
+                                    gb.getStringAttr(value));
+    symbols_.insert(global);
+  }
+  return LLVM::AddressOfOp::create(b, loc, cast<LLVM::GlobalOp>(global));
+}
+
+Value Lowering::groupId(OpBuilder &b, Location loc,
+                        ProcessGroupOpInterface op, MeshOp mesh) {
+  ArrayRef<int64_t> shape = mesh.getShape();
+  ArrayRef<int64_t> axes = op.getAxes();
+  Value shapePtr = constantArray(b, loc, shape);
+  Value axesPtr = constantArray(b, loc, axes);
+  auto slot = memref::AllocaOp::create(
+      b, loc, MemRefType::get({}, b.getI64Type()));
+  callChecked(b, loc, "distrt_group_create",
+              {i64(b, loc, shape.size()), shapePtr, i64(b, loc, axes.size()),
+               axesPtr, pointerOf(b, loc, slot)});
+  return memref::LoadOp::create(b, loc, slot, ValueRange{});
+}
+
+/// `value` with dim `dim` moved to the front (or back, when `inverse`).
+Value transposeDim(OpBuilder &b, Location loc, Value value, int64_t dim,
+                   bool inverse) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> perm;
+  if (!inverse) {
+    perm.push_back(dim);
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (i != dim)
+        perm.push_back(i);
+  } else {
+    for (int64_t i = 1; i <= dim; ++i)
+      perm.push_back(i);
+    perm.insert(perm.begin() + dim, 0);
+    for (int64_t i = dim + 1; i < type.getRank(); ++i)
+      perm.push_back(i);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, value, init, perm).getResult()[0];
+}
+
+LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
+  Value future = op.getResult();
+  auto wait = future.hasOneUse()
+                  ? dyn_cast<WaitOp>(*future.getUsers().begin())
+                  : WaitOp();
+  if (!wait || wait->getBlock() != op->getBlock())
+    return op->emitOpError("cannot be lowered to the runtime: its future must "
+                           "be waited on exactly once, in the same block");
+  RankedTensorType inType = op.getInput().getType();
+  auto outType =
+      cast<RankedTensorType>(cast<FutureType>(future.getType()).getValueType());
+  std::optional<int32_t> dtype = runtimeDtype(inType.getElementType());
+  if (!dtype)
+    return op->emitOpError() << "cannot be lowered to the runtime: element "
+                                "type "
+                             << inType.getElementType()
+                             << " is not f32, f64, f16, bf16, i32 or i64";
+  if (!inType.hasStaticShape() || !outType.hasStaticShape())
+    return op->emitOpError("cannot be lowered to the runtime: dynamic shapes "
+                           "are not supported yet");
+  MeshOp mesh = lookupMesh(op, op.getMeshAttr());
+  if (!mesh)
+    return op->emitOpError("names no dist.mesh");
+
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  int64_t dim = 0;
+  StringRef kind;
+  int32_t reduction = 0;
+  if (auto gather = dyn_cast<AllGatherOp>(op.getOperation())) {
+    dim = gather.getGatherAxis();
+    kind = "all_gather";
+  } else if (auto scatter = dyn_cast<ReduceScatterOp>(op.getOperation())) {
+    dim = scatter.getScatterAxis();
+    kind = "reduce_scatter";
+    reduction = int32_t(scatter.getReduction());
+  } else {
+    kind = "all_reduce";
+    reduction = int32_t(cast<AllReduceOp>(op.getOperation()).getReduction());
+  }
+
+  // The runtime works on dim 0 of contiguous buffers.
+  Value input = op.getInput();
+  RankedTensorType resultType = outType;
+  if (dim != 0) {
+    input = transposeDim(b, loc, input, dim, /*inverse=*/false);
+    SmallVector<int64_t> shape{outType.getDimSize(dim)};
+    for (int64_t i = 0; i < outType.getRank(); ++i)
+      if (i != dim)
+        shape.push_back(outType.getDimSize(i));
+    resultType = outType.clone(shape);
+  }
+  auto inBufType = MemRefType::get(
+      cast<RankedTensorType>(input.getType()).getShape(),
+      inType.getElementType());
+  auto outBufType =
+      MemRefType::get(resultType.getShape(), resultType.getElementType());
+  Value inBuf = bufferization::ToBufferOp::create(b, loc, inBufType, input,
+                                                  /*read_only=*/true);
+  Value outBuf = memref::AllocOp::create(b, loc, outBufType);
+  Value group = groupId(b, loc, op, mesh);
+  auto handleSlot =
+      memref::AllocaOp::create(b, loc, MemRefType::get({}, b.getI64Type()));
+  Value send = pointerOf(b, loc, inBuf), recv = pointerOf(b, loc, outBuf);
+  Value handlePtr = pointerOf(b, loc, handleSlot);
+  int64_t sendCount = inBufType.getNumElements();
+  int64_t recvCount = outBufType.getNumElements();
+  if (kind == "all_gather")
+    callChecked(b, loc, "distrt_all_gather_async",
+                {group, send, i64(b, loc, sendCount), recv,
+                 i64(b, loc, recvCount), i32(b, loc, *dtype), handlePtr});
+  else if (kind == "reduce_scatter")
+    callChecked(b, loc, "distrt_reduce_scatter_async",
+                {group, send, i64(b, loc, sendCount), recv,
+                 i64(b, loc, recvCount), i32(b, loc, *dtype),
+                 i32(b, loc, reduction), handlePtr});
+  else
+    callChecked(b, loc, "distrt_all_reduce_async",
+                {group, send, recv, i64(b, loc, sendCount),
+                 i32(b, loc, *dtype), i32(b, loc, reduction), handlePtr});
+  Value handle = memref::LoadOp::create(b, loc, handleSlot, ValueRange{});
+
+  // The wait: complete the collective, then hand its buffer to tensor IR.
+  b.setInsertionPoint(wait);
+  callChecked(b, wait.getLoc(), "distrt_wait", {handle});
+  Value result = bufferization::ToTensorOp::create(
+      b, wait.getLoc(), resultType, outBuf, /*restrict=*/true,
+      /*writable=*/true);
+  if (dim != 0)
+    result = transposeDim(b, wait.getLoc(), result, dim, /*inverse=*/true);
+  wait.replaceAllUsesWith(result);
+  wait.erase();
+  op->erase();
+  ++numCollectives;
+  return success();
+}
+
+LogicalResult Lowering::lowerStash(StashGradOp op) {
+  auto type = cast<RankedTensorType>(op.getGrad().getType());
+  std::optional<int32_t> dtype = runtimeDtype(type.getElementType());
+  if (!dtype || !type.hasStaticShape())
+    return op.emitOpError("cannot be lowered to the runtime: needs a static "
+                          "shape and an f32, f64, f16, bf16, i32 or i64 "
+                          "element type");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value buf = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+      op.getGrad(), /*read_only=*/true);
+  callChecked(b, loc, "distrt_stash_add",
+              {constantString(b, loc, op.getParam()), pointerOf(b, loc, buf),
+               i64(b, loc, type.getNumElements()), i32(b, loc, *dtype)});
+  op.erase();
+  ++numStashOps;
+  return success();
+}
+
+LogicalResult Lowering::lowerTakeStash(TakeStashOp op) {
+  RankedTensorType type = op.getType();
+  std::optional<int32_t> dtype = runtimeDtype(type.getElementType());
+  if (!dtype || !type.hasStaticShape())
+    return op.emitOpError("cannot be lowered to the runtime: needs a static "
+                          "shape and an f32, f64, f16, bf16, i32 or i64 "
+                          "element type");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value buf = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  callChecked(b, loc, "distrt_stash_take",
+              {constantString(b, loc, op.getParam()), pointerOf(b, loc, buf),
+               i64(b, loc, type.getNumElements()), i32(b, loc, *dtype)});
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, type, buf, /*restrict=*/true, /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+  ++numStashOps;
+  return success();
+}
+
+LogicalResult Lowering::run() {
+  SmallVector<Operation *> ops;
+  bool failed = false;
+  module_.walk([&](Operation *op) {
+    if (isa<CollectiveOpInterface, StashGradOp, TakeStashOp>(op))
+      ops.push_back(op);
+    else if (isa<SynchronizeOp>(op)) {
+      op->emitOpError("must be expanded before -convert-dist-to-runtime (run "
+                      "-dist-expand-synchronize)");
+      failed = true;
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      if (!wait.getFuture().getDefiningOp<CollectiveOpInterface>()) {
+        op->emitOpError("cannot be lowered to the runtime: its future does "
+                        "not come from a collective in this block");
+        failed = true;
+      }
+    }
+  });
+  if (failed)
+    return failure();
+  for (Operation *op : ops) {
+    LogicalResult result = success();
+    if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+      result = lowerCollective(collective);
+    else if (auto stash = dyn_cast<StashGradOp>(op))
+      result = lowerStash(stash);
+    else
+      result = lowerTakeStash(cast<TakeStashOp>(op));
+    if (::mlir::failed(result))
+      return failure();
+  }
+  // The declarations are no longer needed once nothing refers to them.
+  for (Operation &op : llvm::make_early_inc_range(*module_.getBody()))
+    if (isa<MeshOp, ParameterOp>(op))
+      op.erase();
+  return success();
+}
+
+struct ConvertDistToRuntimePass
+    : public dist::impl::ConvertDistToRuntimePassBase<
+          ConvertDistToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Function attributes tying values to parameters go with them.
+    module.walk([](FunctionOpInterface func) {
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        func.removeArgAttr(i, DistDialect::getParamAttrName());
+      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+        func.removeResultAttr(i, StringAttr::get(func.getContext(),
+                                                 DistDialect::getGradAttrName()));
+    });
+    Lowering lowering(module);
+    if (failed(lowering.run()))
+      return signalPassFailure();
+    numCollectives += lowering.numCollectives;
+    numStashOps += lowering.numStashOps;
+  }
+};
+
+} // namespace

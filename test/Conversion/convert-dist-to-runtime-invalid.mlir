@@ -1,0 +1,49 @@
+// RUN: dist-opt %s -split-input-file -convert-dist-to-runtime -verify-diagnostics
+
+dist.mesh @world shape = [2]
+
+func.func @future_escapes(%x: tensor<4xf32>) -> !dist.future<tensor<4xf32>> {
+  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: its future must be waited on exactly once, in the same block}}
+  %f = dist.all_reduce %x on @world reduction = sum : tensor<4xf32>
+  return %f : !dist.future<tensor<4xf32>>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+
+func.func @bad_element_type(%x: tensor<4xi8>) -> tensor<4xi8> {
+  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: element type 'i8' is not f32, f64, f16, bf16, i32 or i64}}
+  %f = dist.all_reduce %x on @world reduction = sum : tensor<4xi8>
+  %r = dist.wait %f : !dist.future<tensor<4xi8>>
+  return %r : tensor<4xi8>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+
+func.func @not_expanded(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.synchronize' op must be expanded before -convert-dist-to-runtime (run -dist-expand-synchronize)}}
+  %r = dist.synchronize %x on @world kind = fully_sharded : tensor<4xf32> -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @wait_on_argument(%f: !dist.future<tensor<4xf32>>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.wait' op cannot be lowered to the runtime: its future does not come from a collective in this block}}
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+
+func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: dynamic shapes are not supported yet}}
+  %f = dist.all_reduce %x on @world reduction = sum : tensor<?xf32>
+  %r = dist.wait %f : !dist.future<tensor<?xf32>>
+  return %r : tensor<?xf32>
+}

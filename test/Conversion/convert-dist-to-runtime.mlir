@@ -1,0 +1,82 @@
+// RUN: dist-opt %s -convert-dist-to-runtime | FileCheck %s --implicit-check-not=dist.
+// One-Shot Bufferize of the result needs no copies: the collective reads its
+// input buffer in place and writes a fresh one.
+// RUN: dist-opt %s -convert-dist-to-runtime -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF --implicit-check-not=memref.copy
+// The whole lowering reaches the LLVM dialect.
+// RUN: dist-opt %s --dist-lower-to-llvm | FileCheck %s --check-prefix=LLVM
+
+// Strings and mesh shapes become constant globals; the mesh and parameter
+// declarations are gone.
+// CHECK-DAG: llvm.mlir.global internal constant @__dist_str_{{[0-9]+}}("w\00")
+// CHECK-DAG: memref.global "private" constant @__dist_i64_{{[0-9]+}} : memref<2xi64> = dense<2>
+
+dist.mesh @world shape = [2, 2]
+dist.parameter @w : tensor<4x8xf32> fully_sharded on @world axes = [1]
+
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK: %[[S:.*]] = call @distrt_group_create(
+// CHECK: call @distrt_check(%[[S]])
+// CHECK: %[[G:.*]] = memref.load
+// CHECK: %[[A:.*]] = call @distrt_all_reduce_async(%[[G]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, !llvm.ptr, i64, i32, i32, !llvm.ptr) -> i32
+// CHECK: call @distrt_check(%[[A]])
+// CHECK: %[[H:.*]] = memref.load
+// CHECK: arith.mulf
+// CHECK: %[[W:.*]] = call @distrt_wait(%[[H]]) : (i64) -> i32
+// CHECK: call @distrt_check(%[[W]])
+// CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: return %[[R]]
+// BUF-LABEL: func.func @all_reduce
+// BUF-SAME: (%[[X:.*]]: memref<4x8xf32>) -> memref<4x8xf32>
+// BUF: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>
+// BUF: memref.extract_aligned_pointer_as_index %[[X]]
+// BUF: return %[[OUT]]
+func.func @all_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %f = dist.all_reduce %x on @world reduction = max : tensor<4x8xf32>
+  // Compute between the collective and its wait stays there: overlap.
+  %y = arith.mulf %x, %x : tensor<4x8xf32>
+  %r = dist.wait %f : !dist.future<tensor<4x8xf32>>
+  return %r : tensor<4x8xf32>
+}
+
+// A gather along dim 1 is done on dim 0 of a transposed copy.
+// CHECK-LABEL: func.func @gather_dim1
+// CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<8x4xf32>) permutation = [1, 0]
+// CHECK: bufferization.to_buffer %[[T]] read_only : tensor<8x4xf32> to memref<8x4xf32>
+// CHECK: memref.alloc() : memref<16x4xf32>
+// CHECK: call @distrt_all_gather_async
+// CHECK: call @distrt_wait
+// CHECK: %[[G:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<16x4xf32> to tensor<16x4xf32>
+// CHECK: linalg.transpose ins(%[[G]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<4x16xf32>) permutation = [1, 0]
+func.func @gather_dim1(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %f = dist.all_gather %x on @world axes = [1] gather_axis = 1
+      : tensor<4x8xf32> -> !dist.future<tensor<4x16xf32>>
+  %r = dist.wait %f : !dist.future<tensor<4x16xf32>>
+  return %r : tensor<4x16xf32>
+}
+
+// CHECK-LABEL: func.func @stash
+// CHECK: %[[B:.*]] = bufferization.to_buffer %{{.*}} read_only
+// CHECK: %[[NAME:.*]] = llvm.mlir.addressof @__dist_str_{{[0-9]+}} : !llvm.ptr
+// CHECK: call @distrt_stash_add(%[[NAME]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i32) -> i32
+// CHECK: memref.alloc() : memref<8x8xf32>
+// CHECK: call @distrt_stash_take(
+// CHECK: bufferization.to_tensor
+// CHECK: call @distrt_reduce_scatter_async
+func.func @stash(%g: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  dist.stash_grad_for_fsdp %g for @w : tensor<8x8xf32>
+  %s = dist.take_stash @w : tensor<8x8xf32>
+  %f = dist.reduce_scatter %s on @world axes = [1] reduction = sum
+      scatter_axis = 0 : tensor<8x8xf32> -> !dist.future<tensor<4x8xf32>>
+  %r = dist.wait %f : !dist.future<tensor<4x8xf32>>
+  return %r : tensor<4x8xf32>
+}
+
+// CHECK: func.func private @distrt_check(i32)
+
+// LLVM-LABEL: llvm.func @all_reduce
+// LLVM: llvm.call @distrt_all_reduce_async
+// LLVM: llvm.call @distrt_wait
+// LLVM-LABEL: llvm.func @_mlir_ciface_all_reduce
