@@ -30,6 +30,9 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createDistExpandSynchronizePass());
   pm.addPass(createConvertDistToRuntimePass());
   pm.addPass(std::make_unique<EmitCInterfacePass>());
+  // Tensor arith (the pre-averaging, the stash add) becomes linalg, which
+  // One-Shot Bufferize handles.
+  pm.addPass(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Writes the ToyModel training step of ../shared/BACKGROUND.md in linalg.
+
+ToyModel: Linear(12, 16) -> gelu (tanh approximation) -> Linear(16, 8), MSE
+loss over a micro-batch of 32, divided by the K micro-batches of a window.
+One joint function does forward, loss and backward:
+
+  @step(fc1.weight, fc1.bias, fc2.weight, fc2.bias, x, y)
+      -> (loss, d fc1.weight, d fc1.bias, d fc2.weight, d fc2.bias)
+
+Parameters enter through dist.synchronize; gradients are returned local and
+tied to their parameters. Modes:
+  ddp    parameters replicated
+  zero2  parameters sharded along dim 0; the backward uses the weights
+         gathered by the forward
+  zero3  parameters sharded; the backward gathers them again
+
+Usage: gen_toy.py --mode zero3 --world 2 [--k 4] [--batch 32]
+"""
+
+import argparse
+
+IN, HID, OUT = 12, 16, 8
+PARAMS = [("fc1.weight", [HID, IN]), ("fc1.bias", [HID]),
+          ("fc2.weight", [OUT, HID]), ("fc2.bias", [OUT])]
+
+
+def t(shape):
+    return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+
+class W:
+    def __init__(self):
+        self.lines, self.n = [], 0
+
+    def v(self, stem):
+        self.n += 1
+        return f"%{stem}{self.n}"
+
+    def emit(self, s):
+        self.lines.append("  " + s)
+
+    def empty(self, shape):
+        e = self.v("e")
+        self.emit(f"{e} = tensor.empty() : {t(shape)}")
+        return e
+
+    def zeros(self, shape):
+        z = self.v("z")
+        self.emit(f"{z} = linalg.fill ins(%zero : f32) outs({self.empty(shape)} : {t(shape)}) -> {t(shape)}")
+        return z
+
+    def generic(self, maps, iters, ins, outs_shape, body, init=None):
+        """body: list of lines using %a0.. for inputs and %acc for the output."""
+        out = init or self.empty(outs_shape)
+        r = self.v("g")
+        ins_s = ", ".join(v for v, _ in ins)
+        ins_t = ", ".join(t(s) for _, s in ins)
+        its = ", ".join(f'"{i}"' for i in iters)
+        self.emit(f"{r} = linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{its}]}}")
+        self.emit(f"    ins({ins_s} : {ins_t}) outs({out} : {t(outs_shape)}) {{")
+        args = ", ".join(f"%a{i}: f32" for i in range(len(ins)))
+        self.emit(f"^bb0({args}, %acc: f32):")
+        for line in body:
+            self.emit("  " + line)
+        self.emit(f"}} -> {t(outs_shape)}")
+        return r
+
+    # y[m, n] = sum_k a[m, k] * b[n, k]  (a b^T)
+    def mm_abt(self, a, sa, b, sb):
+        out = [sa[0], sb[0]]
+        return self.generic(["#m_k", "#n_k", "#m_n"], ["parallel", "parallel", "reduction"],
+                            [(a, sa), (b, sb)], out,
+                            ["%p = arith.mulf %a0, %a1 : f32", "%s = arith.addf %acc, %p : f32",
+                             "linalg.yield %s : f32"], init=self.zeros(out))
+
+    # y[n, k] = sum_m a[m, n] * b[m, k]  (a^T b)
+    def mm_atb(self, a, sa, b, sb):
+        out = [sa[1], sb[1]]
+        return self.generic(["#tn_m", "#tk_m", "#t_nk"], ["parallel", "parallel", "reduction"],
+                            [(a, sa), (b, sb)], out,
+                            ["%p = arith.mulf %a0, %a1 : f32", "%s = arith.addf %acc, %p : f32",
+                             "linalg.yield %s : f32"], init=self.zeros(out))
+
+    # y[m, k] = sum_n a[m, n] * b[n, k]  (a b)
+    def mm_ab(self, a, sa, b, sb):
+        out = [sa[0], sb[1]]
+        return self.generic(["#am_n", "#bn_k", "#cm_k"], ["parallel", "parallel", "reduction"],
+                            [(a, sa), (b, sb)], out,
+                            ["%p = arith.mulf %a0, %a1 : f32", "%s = arith.addf %acc, %p : f32",
+                             "linalg.yield %s : f32"], init=self.zeros(out))
+
+    def add_bias(self, a, sa, b):
+        return self.generic(["#rows", "#bias", "#rows"], ["parallel", "parallel"],
+                            [(a, sa), (b, [sa[1]])], sa,
+                            ["%s = arith.addf %a0, %a1 : f32", "linalg.yield %s : f32"])
+
+    def colsum(self, a, sa):
+        out = [sa[1]]
+        return self.generic(["#rows", "#bias"], ["parallel", "reduction"], [(a, sa)], out,
+                            ["%s = arith.addf %acc, %a0 : f32", "linalg.yield %s : f32"],
+                            init=self.zeros(out))
+
+
+GELU = [  # a0 = h: gelu(h) = 0.5 h (1 + tanh(c (h + 0.044715 h^3)))
+    "%c = arith.constant 0.7978845608028654 : f32",
+    "%k = arith.constant 0.044715 : f32",
+    "%half = arith.constant 0.5 : f32",
+    "%one = arith.constant 1.0 : f32",
+    "%h2 = arith.mulf %a0, %a0 : f32",
+    "%h3 = arith.mulf %h2, %a0 : f32",
+    "%kh3 = arith.mulf %k, %h3 : f32",
+    "%in = arith.addf %a0, %kh3 : f32",
+    "%u = arith.mulf %c, %in : f32",
+    "%th = math.tanh %u : f32",
+    "%op = arith.addf %one, %th : f32",
+    "%hh = arith.mulf %half, %a0 : f32",
+    "%g = arith.mulf %hh, %op : f32",
+    "linalg.yield %g : f32",
+]
+
+GELU_GRAD = [  # a0 = h, a1 = upstream: a1 * gelu'(h)
+    "%c = arith.constant 0.7978845608028654 : f32",
+    "%k = arith.constant 0.044715 : f32",
+    "%k3 = arith.constant 0.134145 : f32",
+    "%half = arith.constant 0.5 : f32",
+    "%one = arith.constant 1.0 : f32",
+    "%h2 = arith.mulf %a0, %a0 : f32",
+    "%h3 = arith.mulf %h2, %a0 : f32",
+    "%kh3 = arith.mulf %k, %h3 : f32",
+    "%in = arith.addf %a0, %kh3 : f32",
+    "%u = arith.mulf %c, %in : f32",
+    "%th = math.tanh %u : f32",
+    "%op = arith.addf %one, %th : f32",
+    "%left = arith.mulf %half, %op : f32",
+    "%th2 = arith.mulf %th, %th : f32",
+    "%sech2 = arith.subf %one, %th2 : f32",
+    "%k3h2 = arith.mulf %k3, %h2 : f32",
+    "%du0 = arith.addf %one, %k3h2 : f32",
+    "%du = arith.mulf %c, %du0 : f32",
+    "%hh = arith.mulf %half, %a0 : f32",
+    "%r0 = arith.mulf %hh, %sech2 : f32",
+    "%right = arith.mulf %r0, %du : f32",
+    "%d = arith.addf %left, %right : f32",
+    "%g = arith.mulf %d, %a1 : f32",
+    "linalg.yield %g : f32",
+]
+
+MAPS = """#m_k = affine_map<(m, n, k) -> (m, k)>
+#n_k = affine_map<(m, n, k) -> (n, k)>
+#m_n = affine_map<(m, n, k) -> (m, n)>
+#tn_m = affine_map<(n, k, m) -> (m, n)>
+#tk_m = affine_map<(n, k, m) -> (m, k)>
+#t_nk = affine_map<(n, k, m) -> (n, k)>
+#am_n = affine_map<(m, k, n) -> (m, n)>
+#bn_k = affine_map<(m, k, n) -> (n, k)>
+#cm_k = affine_map<(m, k, n) -> (m, k)>
+#rows = affine_map<(m, n) -> (m, n)>
+#bias = affine_map<(m, n) -> (n)>
+#all = affine_map<(m, n) -> (0)>
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mode", choices=["ddp", "zero2", "zero3"], required=True)
+    ap.add_argument("--world", type=int, required=True)
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=32)
+    a = ap.parse_args()
+    w, k, b = a.world, a.k, a.batch
+    sharded = a.mode != "ddp"
+
+    def local(shape):
+        return [shape[0] // w] + shape[1:] if sharded else shape
+
+    out = [f"// Generated by examples/gen_toy.py --mode {a.mode} --world {w} --k {k} --batch {b}",
+           f"dist.mesh @world shape = [{w}]"]
+    kind = "fully_sharded" if sharded else "replicated"
+    for name, shape in PARAMS:
+        out.append(f'dist.parameter @"{name}" : {t(local(shape))} {kind} on @world')
+    out.append(MAPS)
+
+    g = W()
+    g.emit("%zero = arith.constant 0.0 : f32")
+
+    def sync(i):
+        name, shape = PARAMS[i]
+        r = g.v("p")
+        g.emit(f"{r} = dist.synchronize %arg{i} on @world kind = {kind} : {t(local(shape))} -> {t(shape)}")
+        return r
+
+    w1, b1, w2, b2 = (sync(i) for i in range(4))
+    h = g.add_bias(g.mm_abt("%x", [b, IN], w1, [HID, IN]), [b, HID], b1)
+    act = g.generic(["#rows", "#rows"], ["parallel", "parallel"], [(h, [b, HID])], [b, HID], GELU)
+    o = g.add_bias(g.mm_abt(act, [b, HID], w2, [OUT, HID]), [b, OUT], b2)
+    # loss = sum((o - y)^2) / (batch * OUT) / K ; do = 2 (o - y) / (batch * OUT * K)
+    scale = 1.0 / (b * OUT * k)
+    diff = g.generic(["#rows", "#rows", "#rows"], ["parallel", "parallel"],
+                     [(o, [b, OUT]), ("%y", [b, OUT])], [b, OUT],
+                     ["%s = arith.subf %a0, %a1 : f32", "linalg.yield %s : f32"])
+    loss = g.generic(["#rows", "#all"], ["reduction", "reduction"], [(diff, [b, OUT])], [1],
+                     ["%sq = arith.mulf %a0, %a0 : f32",
+                      f"%sc = arith.constant {scale!r} : f32",
+                      "%t = arith.mulf %sq, %sc : f32",
+                      "%s = arith.addf %acc, %t : f32", "linalg.yield %s : f32"],
+                     init=g.zeros([1]))
+    do = g.generic(["#rows", "#rows"], ["parallel", "parallel"], [(diff, [b, OUT])], [b, OUT],
+                   [f"%sc = arith.constant {2 * scale!r} : f32",
+                    "%s = arith.mulf %a0, %sc : f32", "linalg.yield %s : f32"])
+    # Backward. ZeRO-3 gathers the weights again; the others reuse them.
+    if a.mode == "zero3":
+        w1b, _, w2b, _ = (sync(i) for i in range(4))
+    else:
+        w1b, w2b = w1, w2
+    gw2 = g.mm_atb(do, [b, OUT], act, [b, HID])
+    gb2 = g.colsum(do, [b, OUT])
+    da = g.mm_ab(do, [b, OUT], w2b, [OUT, HID])
+    dh = g.generic(["#rows", "#rows", "#rows"], ["parallel", "parallel"],
+                   [(h, [b, HID]), (da, [b, HID])], [b, HID], GELU_GRAD)
+    gw1 = g.mm_atb(dh, [b, HID], "%x", [b, IN])
+    gb1 = g.colsum(dh, [b, HID])
+    g.emit(f"return {loss}, {gw1}, {gb1}, {gw2}, {gb2} : tensor<1xf32>, "
+           + ", ".join(t(s) for _, s in PARAMS))
+    args = ", ".join(f'%arg{i}: {t(local(s))} {{dist.param = @"{n}"}}'
+                     for i, (n, s) in enumerate(PARAMS))
+    results = ", ".join(f'{t(s)} {{dist.grad = @"{n}"}}' for n, s in PARAMS)
+    out.append(f"func.func @step({args}, %x: {t([b, IN])}, %y: {t([b, OUT])})")
+    out.append(f"    -> (tensor<1xf32>, {results}) {{")
+    out += g.lines
+    out.append("}")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

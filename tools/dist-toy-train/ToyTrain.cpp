@@ -1,0 +1,372 @@
+//===- ToyTrain.cpp - gradient-accumulation parity of the ToyModel --------===//
+//
+// The acceptance test of ../shared/BACKGROUND.md, linked ahead of time with
+// the ToyModel step compiled by `dist-opt --dist-no-sync-pipeline
+// --dist-lower-to-llvm` (examples/gen_toy.py) for one mode and world size:
+//
+//   mpirun -np W toy-train-<mode>-w<W> [--windows 2] [--seed 7]
+//
+// Each rank draws its own data from the seed. Per optimizer window of K = 4
+// micro-batches of 32: @step_no_sync for 1..K-1, @step (the one-round sync
+// step) for K, then SGD (lr 1e-3) on the local shard. Checks, every window:
+//   - the accumulated gradient equals a full-batch backward computed here in
+//     double precision from all ranks' data (atol 5e-5, rtol 5e-3);
+//   - it equals always-sync accumulation (@step K times, the stash empty):
+//     rtol 1.3e-6, atol 1e-5;
+//   - the K scaled micro-batch losses sum to the full-batch loss (1e-4);
+//   - runtime statistics: no gradient collective in no_sync micro-steps,
+//     exactly one per parameter at the sync step, ZeRO-3 parameter gathers
+//     in every backward, stash bytes = the unsharded gradients during the
+//     window and 0 after it.
+// Prints loss, gradient checksums, statistics and throughput; the last line
+// is `N passed, M failed` over all ranks; exit code 1 on any failure.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist_runtime/dist_runtime.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#ifndef TOY_WORLD
+#error "compile with -DTOY_WORLD=<ranks> -DTOY_MODE=<0 ddp|2 zero2|3 zero3>"
+#endif
+
+namespace {
+
+constexpr int kIn = 12, kHid = 16, kOut = 8, kBatch = 32, kK = 4;
+constexpr int kWorld = TOY_WORLD, kMode = TOY_MODE;
+constexpr bool kSharded = kMode != 0;
+constexpr const char *kModeName =
+    kMode == 0 ? "ddp" : kMode == 2 ? "zero2" : "zero3";
+constexpr double kLr = 1e-3;
+
+template <int N> struct Desc {
+  float *allocated, *aligned;
+  int64_t offset, sizes[N], strides[N];
+};
+
+struct StepResult {
+  Desc<1> loss;
+  Desc<2> gw1;
+  Desc<1> gb1;
+  Desc<2> gw2;
+  Desc<1> gb2;
+};
+
+} // namespace
+
+extern "C" void _mlir_ciface_step(StepResult *, Desc<2> *, Desc<1> *,
+                                  Desc<2> *, Desc<1> *, Desc<2> *, Desc<2> *);
+extern "C" void _mlir_ciface_step_no_sync(Desc<1> *, Desc<2> *, Desc<1> *,
+                                          Desc<2> *, Desc<1> *, Desc<2> *,
+                                          Desc<2> *);
+
+namespace {
+
+/// The compiled functions take identity-layout memrefs (static offset 0), so
+/// a slice starts at its aligned pointer rather than at an offset.
+Desc<2> view(std::vector<float> &v, int64_t rows, int64_t cols,
+             int64_t rowOffset = 0) {
+  float *start = v.data() + rowOffset * cols;
+  return {start, start, 0, {rows, cols}, {cols, 1}};
+}
+Desc<1> view(std::vector<float> &v, int64_t n) {
+  return {v.data(), v.data(), 0, {n}, {1}};
+}
+
+/// Deterministic uniform numbers in [-scale, scale).
+struct Rng {
+  uint64_t state;
+  explicit Rng(uint64_t seed) : state(seed * 6364136223846793005ull + 1) {}
+  double next(double scale) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return scale * (double(state >> 11) / double(1ull << 53) * 2 - 1);
+  }
+};
+
+/// The ToyModel parameters, unsharded.
+struct Params {
+  std::vector<double> w1, b1, w2, b2;
+};
+
+Params initParams(uint64_t seed) {
+  Rng rng(seed);
+  Params p{std::vector<double>(kHid * kIn), std::vector<double>(kHid),
+           std::vector<double>(kOut * kHid), std::vector<double>(kOut)};
+  for (double &v : p.w1) v = rng.next(1 / std::sqrt(double(kIn)));
+  for (double &v : p.b1) v = rng.next(1 / std::sqrt(double(kIn)));
+  for (double &v : p.w2) v = rng.next(1 / std::sqrt(double(kHid)));
+  for (double &v : p.b2) v = rng.next(1 / std::sqrt(double(kHid)));
+  return p;
+}
+
+/// The data a rank trains on in a window: K * kBatch rows.
+void data(uint64_t seed, int window, int rank, std::vector<double> &x,
+          std::vector<double> &y) {
+  Rng rng(seed * 1000003 + window * 1009 + rank + 17);
+  x.resize(kK * kBatch * kIn);
+  y.resize(kK * kBatch * kOut);
+  for (double &v : x) v = rng.next(1);
+  for (double &v : y) v = rng.next(1);
+}
+
+/// Independent reference: forward and backward of the mean squared error
+/// over `rows` samples in double precision. Returns the loss.
+double reference(const Params &p, const std::vector<double> &x,
+                 const std::vector<double> &y, int rows, Params &grad) {
+  grad = Params{std::vector<double>(p.w1.size()), std::vector<double>(p.b1.size()),
+                std::vector<double>(p.w2.size()), std::vector<double>(p.b2.size())};
+  const double c = std::sqrt(2 / M_PI), k = 0.044715;
+  double loss = 0, norm = 1.0 / (double(rows) * kOut);
+  std::vector<double> h(kHid), a(kHid), o(kOut), dout(kOut), da(kHid);
+  for (int r = 0; r < rows; ++r) {
+    const double *xr = &x[r * kIn], *yr = &y[r * kOut];
+    for (int j = 0; j < kHid; ++j) {
+      double s = p.b1[j];
+      for (int i = 0; i < kIn; ++i) s += xr[i] * p.w1[j * kIn + i];
+      h[j] = s;
+      a[j] = 0.5 * s * (1 + std::tanh(c * (s + k * s * s * s)));
+    }
+    for (int q = 0; q < kOut; ++q) {
+      double s = p.b2[q];
+      for (int j = 0; j < kHid; ++j) s += a[j] * p.w2[q * kHid + j];
+      o[q] = s;
+      double d = s - yr[q];
+      loss += d * d * norm;
+      dout[q] = 2 * d * norm;
+      grad.b2[q] += dout[q];
+      for (int j = 0; j < kHid; ++j) grad.w2[q * kHid + j] += dout[q] * a[j];
+    }
+    for (int j = 0; j < kHid; ++j) {
+      double s = 0;
+      for (int q = 0; q < kOut; ++q) s += dout[q] * p.w2[q * kHid + j];
+      double t = std::tanh(c * (h[j] + k * h[j] * h[j] * h[j]));
+      double dg = 0.5 * (1 + t) +
+                  0.5 * h[j] * (1 - t * t) * c * (1 + 3 * k * h[j] * h[j]);
+      da[j] = s * dg;
+      grad.b1[j] += da[j];
+      for (int i = 0; i < kIn; ++i) grad.w1[j * kIn + i] += da[j] * xr[i];
+    }
+  }
+  return loss;
+}
+
+/// The rows of dim 0 this rank holds of a parameter with `rows` rows.
+std::vector<float> shardOf(const std::vector<double> &full, int rows,
+                           int cols, int rank) {
+  int local = kSharded ? rows / kWorld : rows;
+  int first = kSharded ? rank * local : 0;
+  return std::vector<float>(full.begin() + first * cols,
+                            full.begin() + (first + local) * cols);
+}
+
+struct Checker {
+  int passed = 0, failed = 0, rank = 0;
+  void expect(bool ok, const std::string &what) {
+    if (ok) {
+      ++passed;
+      return;
+    }
+    ++failed;
+    std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
+  }
+  /// |a - b| <= atol + rtol |b| element-wise.
+  void close(const float *a, const std::vector<double> &b, double atol,
+             double rtol, const std::string &what) {
+    double worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      double excess = std::fabs(a[i] - b[i]) - (atol + rtol * std::fabs(b[i]));
+      if (excess > worst) {
+        worst = excess;
+        at = i;
+      }
+    }
+    char detail[256];
+    std::snprintf(detail, sizeof(detail), "%s: element %zu is %.9g, expected %.9g",
+                  what.c_str(), at, double(a[at]), b[at]);
+    expect(worst <= 0, detail);
+  }
+};
+
+struct Stats {
+  distrt_stats s;
+  Stats() { distrt_check(distrt_get_stats(&s)); }
+  int64_t gradCalls() const {
+    return s.calls[kSharded ? DISTRT_KIND_REDUCE_SCATTER : DISTRT_KIND_ALL_REDUCE];
+  }
+  int64_t gathers() const { return s.calls[DISTRT_KIND_ALL_GATHER]; }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int windows = 2;
+  uint64_t seed = 7;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--windows" && i + 1 < argc)
+      windows = std::atoi(argv[++i]);
+    else if (arg == "--seed" && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
+    else {
+      std::fprintf(stderr, "usage: %s [--windows N] [--seed S]\n", argv[0]);
+      return 2;
+    }
+  }
+  distrt_check(distrt_init(kWorld));
+  int rank = int(distrt_rank());
+  Checker check;
+  check.rank = rank;
+
+  Params ref = initParams(seed);
+  // This rank's shards, updated by SGD from the compiled gradients.
+  std::vector<float> w1 = shardOf(ref.w1, kHid, kIn, rank),
+                     b1 = shardOf(ref.b1, kHid, 1, rank),
+                     w2 = shardOf(ref.w2, kOut, kHid, rank),
+                     b2 = shardOf(ref.b2, kOut, 1, rank);
+  const int l1 = kSharded ? kHid / kWorld : kHid, l2 = kSharded ? kOut / kWorld : kOut;
+  const int64_t unshardedBytes = 4 * (kHid * kIn + kHid + kOut * kHid + kOut);
+  const int64_t gathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
+  double seconds = 0;
+
+  for (int window = 0; window < windows; ++window) {
+    std::string tag = std::string(kModeName) + " window " + std::to_string(window);
+    std::vector<double> xd, yd;
+    data(seed, window, rank, xd, yd);
+    std::vector<float> x(xd.begin(), xd.end()), y(yd.begin(), yd.end());
+    Desc<2> dw1 = view(w1, l1, kIn), dw2 = view(w2, l2, kHid);
+    Desc<1> db1 = view(b1, l1), db2 = view(b2, l2);
+
+    // One window with no_sync for micro-batches 1..K-1.
+    double lossSum = 0;
+    StepResult sync{};
+    auto start = std::chrono::steady_clock::now();
+    for (int k = 0; k < kK; ++k) {
+      Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
+      Stats before;
+      if (k < kK - 1) {
+        Desc<1> loss;
+        _mlir_ciface_step_no_sync(&loss, &dw1, &db1, &dw2, &db2, &dx, &dy);
+        lossSum += loss.aligned[loss.offset];
+        std::free(loss.allocated);
+      } else {
+        _mlir_ciface_step(&sync, &dw1, &db1, &dw2, &db2, &dx, &dy);
+        lossSum += sync.loss.aligned[sync.loss.offset];
+      }
+      Stats after;
+      int64_t grads = after.gradCalls() - before.gradCalls();
+      int64_t gathers = after.gathers() - before.gathers();
+      if (k < kK - 1) {
+        check.expect(grads == 0, tag + ": no_sync micro-step " + std::to_string(k) +
+                                     " ran " + std::to_string(grads) + " gradient collectives");
+        if (k == kK - 2)
+          check.expect(after.s.stash_bytes == unshardedBytes,
+                       tag + ": stash holds " + std::to_string(after.s.stash_bytes) +
+                           " bytes, expected the unsharded gradients' " +
+                           std::to_string(unshardedBytes));
+      } else {
+        check.expect(grads == 4, tag + ": the sync step ran " + std::to_string(grads) +
+                                     " gradient collectives, expected one per parameter (4)");
+        check.expect(after.s.stash_bytes == 0,
+                     tag + ": " + std::to_string(after.s.stash_bytes) +
+                         " stash bytes held after the sync step");
+      }
+      check.expect(gathers == gathersPerStep,
+                   tag + ": micro-step " + std::to_string(k) + " ran " + std::to_string(gathers) +
+                       " all_gathers, expected " + std::to_string(gathersPerStep));
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    // Always-sync accumulation of the same window (the stash is empty, so
+    // @step is the ordinary synchronized backward).
+    std::vector<float> a1(l1 * kIn), ab1(l1), a2(l2 * kHid), ab2(l2);
+    for (int k = 0; k < kK; ++k) {
+      Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
+      StepResult r;
+      _mlir_ciface_step(&r, &dw1, &db1, &dw2, &db2, &dx, &dy);
+      for (int i = 0; i < l1 * kIn; ++i) a1[i] += r.gw1.aligned[r.gw1.offset + i];
+      for (int i = 0; i < l1; ++i) ab1[i] += r.gb1.aligned[r.gb1.offset + i];
+      for (int i = 0; i < l2 * kHid; ++i) a2[i] += r.gw2.aligned[r.gw2.offset + i];
+      for (int i = 0; i < l2; ++i) ab2[i] += r.gb2.aligned[r.gb2.offset + i];
+      for (float *p : {r.loss.allocated, r.gw1.allocated, r.gb1.allocated,
+                       r.gw2.allocated, r.gb2.allocated})
+        std::free(p);
+    }
+
+    // The reference: one full-batch backward over every rank's data.
+    std::vector<double> gx, gy;
+    for (int q = 0; q < kWorld; ++q) {
+      std::vector<double> qx, qy;
+      data(seed, window, q, qx, qy);
+      gx.insert(gx.end(), qx.begin(), qx.end());
+      gy.insert(gy.end(), qy.begin(), qy.end());
+    }
+    Params g;
+    reference(ref, gx, gy, kWorld * kK * kBatch, g);
+    Params mine;
+    double rankLoss = reference(ref, xd, yd, kK * kBatch, mine);
+
+    const float *n1 = sync.gw1.aligned + sync.gw1.offset, *nb1 = sync.gb1.aligned + sync.gb1.offset,
+                *n2 = sync.gw2.aligned + sync.gw2.offset, *nb2 = sync.gb2.aligned + sync.gb2.offset;
+    auto shard = [&](const std::vector<double> &full, int rows, int cols) {
+      int local = kSharded ? rows / kWorld : rows, first = kSharded ? rank * local : 0;
+      return std::vector<double>(full.begin() + first * cols, full.begin() + (first + local) * cols);
+    };
+    check.close(n1, shard(g.w1, kHid, kIn), 5e-5, 5e-3, tag + ": fc1.weight vs full batch");
+    check.close(nb1, shard(g.b1, kHid, 1), 5e-5, 5e-3, tag + ": fc1.bias vs full batch");
+    check.close(n2, shard(g.w2, kOut, kHid), 5e-5, 5e-3, tag + ": fc2.weight vs full batch");
+    check.close(nb2, shard(g.b2, kOut, 1), 5e-5, 5e-3, tag + ": fc2.bias vs full batch");
+    auto asDouble = [](const std::vector<float> &v) { return std::vector<double>(v.begin(), v.end()); };
+    check.close(n1, asDouble(a1), 1e-5, 1.3e-6, tag + ": fc1.weight vs always-sync");
+    check.close(nb1, asDouble(ab1), 1e-5, 1.3e-6, tag + ": fc1.bias vs always-sync");
+    check.close(n2, asDouble(a2), 1e-5, 1.3e-6, tag + ": fc2.weight vs always-sync");
+    check.close(nb2, asDouble(ab2), 1e-5, 1.3e-6, tag + ": fc2.bias vs always-sync");
+    check.expect(std::fabs(lossSum - rankLoss) <= 1e-4 + 1e-4 * std::fabs(rankLoss),
+                 tag + ": micro-batch losses sum to " + std::to_string(lossSum) +
+                     ", full batch " + std::to_string(rankLoss));
+
+    double checksum = 0;
+    for (int i = 0; i < l1 * kIn; ++i) checksum += n1[i];
+    for (int i = 0; i < l2 * kHid; ++i) checksum += n2[i];
+    if (rank == 0)
+      std::printf("%s: loss %.6f, full-batch loss %.6f, weight-gradient checksum "
+                  "(rank 0 shard) %.9f\n",
+                  tag.c_str(), lossSum, rankLoss, checksum);
+
+    // SGD on the shard; the reference steps with its own gradient.
+    for (int i = 0; i < l1 * kIn; ++i) w1[i] -= float(kLr * n1[i]);
+    for (int i = 0; i < l1; ++i) b1[i] -= float(kLr * nb1[i]);
+    for (int i = 0; i < l2 * kHid; ++i) w2[i] -= float(kLr * n2[i]);
+    for (int i = 0; i < l2; ++i) b2[i] -= float(kLr * nb2[i]);
+    for (size_t i = 0; i < ref.w1.size(); ++i) ref.w1[i] -= kLr * g.w1[i];
+    for (size_t i = 0; i < ref.b1.size(); ++i) ref.b1[i] -= kLr * g.b1[i];
+    for (size_t i = 0; i < ref.w2.size(); ++i) ref.w2[i] -= kLr * g.w2[i];
+    for (size_t i = 0; i < ref.b2.size(); ++i) ref.b2[i] -= kLr * g.b2[i];
+    for (float *p : {sync.loss.allocated, sync.gw1.allocated, sync.gb1.allocated,
+                     sync.gw2.allocated, sync.gb2.allocated})
+      std::free(p);
+  }
+
+  distrt_stats s;
+  distrt_check(distrt_get_stats(&s));
+  int64_t counts[2] = {check.passed, check.failed}, total[2];
+  distrt_check(distrt_all_reduce(0, counts, total, 2, DISTRT_I64, DISTRT_SUM));
+  if (rank == 0) {
+    std::printf("stats (rank 0): all_gather %lld calls, reduce_scatter %lld, all_reduce %lld, "
+                "stash peak %lld bytes\n",
+                (long long)s.calls[0], (long long)s.calls[1], (long long)s.calls[2],
+                (long long)s.stash_peak_bytes);
+    std::printf("throughput: %.0f tokens/s per rank (no_sync windows, %d micro-batches of %d)\n",
+                windows * kK * kBatch / seconds, kK, kBatch);
+    std::printf("%lld passed, %lld failed\n", (long long)total[0], (long long)total[1]);
+  }
+  distrt_check(distrt_finalize());
+  return total[1] ? 1 : 0;
+}
