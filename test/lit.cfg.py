@@ -10,7 +10,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "DIST"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes_dirs = ["consumer"]
+config.excludes = ["Inputs", "consumer", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dist_obj_root, "test")
 
@@ -19,6 +20,7 @@ config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%dist_src_root", config.dist_src_root))
 config.substitutions.append(("%dist_obj_root", config.dist_obj_root))
 config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%mlir_cmake_dir", config.mlir_cmake_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
