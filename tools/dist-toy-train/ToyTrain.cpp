@@ -25,6 +25,8 @@
 
 #include "dist_runtime/dist_runtime.h"
 
+#include "llvm/Support/CommandLine.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -207,18 +209,26 @@ struct Stats {
 } // namespace
 
 int main(int argc, char **argv) {
-  int windows = 2;
-  uint64_t seed = 7;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--windows" && i + 1 < argc)
-      windows = std::atoi(argv[++i]);
-    else if (arg == "--seed" && i + 1 < argc)
-      seed = std::strtoull(argv[++i], nullptr, 10);
-    else {
-      std::fprintf(stderr, "usage: %s [--windows N] [--seed S]\n", argv[0]);
-      return 2;
-    }
+  llvm::cl::OptionCategory category("toy-train options");
+  llvm::cl::opt<int> windowsOpt(
+      "windows", llvm::cl::desc("optimizer windows of K micro-batches to run"),
+      llvm::cl::init(2), llvm::cl::cat(category));
+  llvm::cl::opt<uint64_t> seedOpt(
+      "seed", llvm::cl::desc("seed of the parameters and of every rank's data"),
+      llvm::cl::init(7), llvm::cl::cat(category));
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "ToyModel gradient-accumulation parity (" + std::string(kModeName) + ", " +
+          std::to_string(kWorld) + " ranks, K = " + std::to_string(kK) +
+          ")\n\nRun under mpirun -np " + std::to_string(kWorld) +
+          ". Prints loss, gradient checksums, runtime statistics and\n"
+          "throughput; ends with `N passed, M failed` over all ranks.\n");
+  int windows = windowsOpt;
+  uint64_t seed = seedOpt;
+  if (windows < 1) {
+    std::fprintf(stderr, "toy-train: --windows must be at least 1\n");
+    return 2;
   }
   distrt_check(distrt_init(kWorld));
   int rank = int(distrt_rank());
