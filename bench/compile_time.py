@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Compile-time scaling of the dist passes on Llama-shaped training steps.
+
+For each layer count, bench/gen_llama_ir.py writes the frontend IR (ZeRO-3
+by default); the benchmark times, with dist-opt from the build:
+  parse+print       dist-opt in.mlir                     (the yardstick)
+  apply-no-sync     dist-opt synced.mlir -apply-no-sync  (synced = after
+                    -dist-expand-synchronize -dist-insert-grad-sync)
+  pipeline          dist-opt in.mlir --dist-no-sync-pipeline
+  mlir-opt -cse     upstream mlir-opt on the generic form of synced.mlir
+Medians over repeats after one warm-up, wall time of the whole process.
+Reports the pass's cost over parse+print of the same file, and the exponent
+of time ~ layers^e fitted (least squares, log-log) over 8..max layers.
+
+Usage: bench/compile_time.py [--layers 1,8,32,128,1024] [--reps 5]
+                             [--mode zero3] [--json FILE]
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def timed(cmd, reps):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # warm-up
+    samples = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def fit_exponent(xs, ys):
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly))
+    den = sum((a - mx) ** 2 for a in lx)
+    return num / den
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layers", default="1,8,32,128,1024")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--mode", default="zero3")
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    dist_opt = os.path.join(args.build, "bin", "dist-opt")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for layers in map(int, args.layers.split(",")):
+            src = os.path.join(tmp, f"l{layers}.mlir")
+            synced = os.path.join(tmp, f"l{layers}.synced.mlir")
+            generic = os.path.join(tmp, f"l{layers}.generic.mlir")
+            with open(src, "w") as f:
+                subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_llama_ir.py"),
+                                "--layers", str(layers), "--hidden", str(args.hidden),
+                                "--mode", args.mode, "--world", "4"], check=True, stdout=f)
+            subprocess.run([dist_opt, src, "-dist-expand-synchronize",
+                            "-dist-insert-grad-sync", "-o", synced], check=True)
+            subprocess.run([dist_opt, synced, "-mlir-print-op-generic", "-o", generic],
+                           check=True)
+            reps = args.reps if layers < 1024 else max(3, args.reps // 2)
+            row = {
+                "layers": layers,
+                "bytes": os.path.getsize(synced),
+                "parse_print_s": timed([dist_opt, synced], reps),
+                "apply_no_sync_s": timed([dist_opt, synced, "-apply-no-sync"], reps),
+                "pipeline_s": timed([dist_opt, src, "--dist-no-sync-pipeline"], reps),
+                "parse_print_src_s": timed([dist_opt, src], reps),
+                "mlir_opt_cse_s": timed([args.mlir_opt, generic, "--allow-unregistered-dialect",
+                                         "-cse"], reps),
+            }
+            row["apply_no_sync_overhead"] = row["apply_no_sync_s"] / row["parse_print_s"] - 1
+            row["pipeline_overhead"] = row["pipeline_s"] / row["parse_print_src_s"] - 1
+            rows.append(row)
+            print(f"{layers:5d} layers {row['bytes'] / 1e6:8.2f} MB  parse+print "
+                  f"{row['parse_print_s']:7.3f} s  apply-no-sync {row['apply_no_sync_s']:7.3f} s "
+                  f"({100 * row['apply_no_sync_overhead']:+5.1f}%)  pipeline "
+                  f"{row['pipeline_s']:7.3f} s ({100 * row['pipeline_overhead']:+5.1f}%)  "
+                  f"mlir-opt -cse {row['mlir_opt_cse_s']:7.3f} s", flush=True)
+    big = [r for r in rows if r["layers"] >= 8]
+    result = {"mode": args.mode, "hidden": args.hidden, "reps": args.reps, "rows": rows}
+    if len(big) >= 2:
+        for key in ("parse_print_s", "apply_no_sync_s", "pipeline_s"):
+            result[f"exponent_{key[:-2]}"] = fit_exponent([r["layers"] for r in big],
+                                                          [r[key] for r in big])
+        print("fitted exponent over 8+ layers: apply-no-sync %.3f, pipeline %.3f, "
+              "parse+print %.3f" % (result["exponent_apply_no_sync"],
+                                    result["exponent_pipeline"],
+                                    result["exponent_parse_print"]))
+    at32 = [r for r in rows if r["layers"] == 32]
+    if at32:
+        print("at 32 layers: apply-no-sync adds %+.1f%% over parse+print (target <= 10%%), "
+              "the pipeline %+.1f%%" % (100 * at32[0]["apply_no_sync_overhead"],
+                                       100 * at32[0]["pipeline_overhead"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
