@@ -66,29 +66,20 @@ class W:
         self.emit(f"}} -> {t(outs_shape)}")
         return r
 
-    # y[m, n] = sum_k a[m, k] * b[n, k]  (a b^T)
-    def mm_abt(self, a, sa, b, sb):
-        out = [sa[0], sb[0]]
-        return self.generic(["#m_k", "#n_k", "#m_n"], ["parallel", "parallel", "reduction"],
+    def matmul(self, maps, a, sa, b, sb, out):
+        return self.generic(maps, ["parallel", "parallel", "reduction"],
                             [(a, sa), (b, sb)], out,
                             ["%p = arith.mulf %a0, %a1 : f32", "%s = arith.addf %acc, %p : f32",
                              "linalg.yield %s : f32"], init=self.zeros(out))
 
-    # y[n, k] = sum_m a[m, n] * b[m, k]  (a^T b)
-    def mm_atb(self, a, sa, b, sb):
-        out = [sa[1], sb[1]]
-        return self.generic(["#tn_m", "#tk_m", "#t_nk"], ["parallel", "parallel", "reduction"],
-                            [(a, sa), (b, sb)], out,
-                            ["%p = arith.mulf %a0, %a1 : f32", "%s = arith.addf %acc, %p : f32",
-                             "linalg.yield %s : f32"], init=self.zeros(out))
+    def mm_abt(self, a, sa, b, sb):  # y[m, n] = sum_k a[m, k] b[n, k]
+        return self.matmul(["#m_k", "#n_k", "#m_n"], a, sa, b, sb, [sa[0], sb[0]])
 
-    # y[m, k] = sum_n a[m, n] * b[n, k]  (a b)
-    def mm_ab(self, a, sa, b, sb):
-        out = [sa[0], sb[1]]
-        return self.generic(["#am_n", "#bn_k", "#cm_k"], ["parallel", "parallel", "reduction"],
-                            [(a, sa), (b, sb)], out,
-                            ["%p = arith.mulf %a0, %a1 : f32", "%s = arith.addf %acc, %p : f32",
-                             "linalg.yield %s : f32"], init=self.zeros(out))
+    def mm_atb(self, a, sa, b, sb):  # y[n, k] = sum_m a[m, n] b[m, k]
+        return self.matmul(["#tn_m", "#tk_m", "#t_nk"], a, sa, b, sb, [sa[1], sb[1]])
+
+    def mm_ab(self, a, sa, b, sb):  # y[m, k] = sum_n a[m, n] b[n, k]
+        return self.matmul(["#am_n", "#bn_k", "#cm_k"], a, sa, b, sb, [sa[0], sb[1]])
 
     def add_bias(self, a, sa, b):
         return self.generic(["#rows", "#bias", "#rows"], ["parallel", "parallel"],

@@ -36,6 +36,17 @@ std::optional<int32_t> runtimeDtype(Type type) {
   return std::nullopt;
 }
 
+/// The runtime dtype of a stash op's tensor, or an error on `op`.
+std::optional<int32_t> stashDtype(Operation *op, RankedTensorType type) {
+  std::optional<int32_t> dtype = runtimeDtype(type.getElementType());
+  if (!dtype || !type.hasStaticShape()) {
+    op->emitOpError("cannot be lowered to the runtime: needs a static shape "
+                    "and an f32, f64, f16, bf16, i32 or i64 element type");
+    return std::nullopt;
+  }
+  return dtype;
+}
+
 class Lowering {
 public:
   Lowering(ModuleOp module) : module_(module), symbols_(module) {}
@@ -296,11 +307,9 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
 
 LogicalResult Lowering::lowerStash(StashGradOp op) {
   auto type = cast<RankedTensorType>(op.getGrad().getType());
-  std::optional<int32_t> dtype = runtimeDtype(type.getElementType());
-  if (!dtype || !type.hasStaticShape())
-    return op.emitOpError("cannot be lowered to the runtime: needs a static "
-                          "shape and an f32, f64, f16, bf16, i32 or i64 "
-                          "element type");
+  std::optional<int32_t> dtype = stashDtype(op, type);
+  if (!dtype)
+    return failure();
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value buf = bufferization::ToBufferOp::create(
@@ -316,11 +325,9 @@ LogicalResult Lowering::lowerStash(StashGradOp op) {
 
 LogicalResult Lowering::lowerTakeStash(TakeStashOp op) {
   RankedTensorType type = op.getType();
-  std::optional<int32_t> dtype = runtimeDtype(type.getElementType());
-  if (!dtype || !type.hasStaticShape())
-    return op.emitOpError("cannot be lowered to the runtime: needs a static "
-                          "shape and an f32, f64, f16, bf16, i32 or i64 "
-                          "element type");
+  std::optional<int32_t> dtype = stashDtype(op, type);
+  if (!dtype)
+    return failure();
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value buf = memref::AllocOp::create(
