@@ -204,6 +204,9 @@ struct Stats {
     return s.calls[kSharded ? DISTRT_KIND_REDUCE_SCATTER : DISTRT_KIND_ALL_REDUCE];
   }
   int64_t gathers() const { return s.calls[DISTRT_KIND_ALL_GATHER]; }
+  int64_t gradBytes() const {
+    return s.bytes[kSharded ? DISTRT_KIND_REDUCE_SCATTER : DISTRT_KIND_ALL_REDUCE];
+  }
 };
 
 } // namespace
@@ -244,7 +247,8 @@ int main(int argc, char **argv) {
   const int l1 = kSharded ? kHid / kWorld : kHid, l2 = kSharded ? kOut / kWorld : kOut;
   const int64_t unshardedBytes = 4 * (kHid * kIn + kHid + kOut * kHid + kOut);
   const int64_t gathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
-  double seconds = 0;
+  double seconds = 0, alwaysSeconds = 0;
+  int64_t noSyncGradBytes = 0, alwaysGradBytes = 0;
 
   for (int window = 0; window < windows; ++window) {
     std::string tag = std::string(kModeName) + " window " + std::to_string(window);
@@ -257,6 +261,7 @@ int main(int argc, char **argv) {
     // One window with no_sync for micro-batches 1..K-1.
     double lossSum = 0;
     StepResult sync{};
+    Stats windowStart;
     auto start = std::chrono::steady_clock::now();
     for (int k = 0; k < kK; ++k) {
       Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
@@ -293,10 +298,13 @@ int main(int argc, char **argv) {
                        " all_gathers, expected " + std::to_string(gathersPerStep));
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    noSyncGradBytes += Stats().gradBytes() - windowStart.gradBytes();
 
     // Always-sync accumulation of the same window (the stash is empty, so
     // @step is the ordinary synchronized backward).
     std::vector<float> a1(l1 * kIn), ab1(l1), a2(l2 * kHid), ab2(l2);
+    Stats alwaysStart;
+    auto alwaysBegin = std::chrono::steady_clock::now();
     for (int k = 0; k < kK; ++k) {
       Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
       StepResult r;
@@ -309,6 +317,10 @@ int main(int argc, char **argv) {
                        r.gw2.allocated, r.gb2.allocated})
         std::free(p);
     }
+
+    alwaysSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                   alwaysBegin).count();
+    alwaysGradBytes += Stats().gradBytes() - alwaysStart.gradBytes();
 
     // The reference: one full-batch backward over every rank's data.
     std::vector<double> gx, gy;
@@ -364,6 +376,9 @@ int main(int argc, char **argv) {
       std::free(p);
   }
 
+  check.expect(noSyncGradBytes * kK == alwaysGradBytes,
+               "gradient bytes: no_sync " + std::to_string(noSyncGradBytes) +
+                   " x K != always-sync " + std::to_string(alwaysGradBytes));
   distrt_stats s;
   distrt_check(distrt_get_stats(&s));
   int64_t counts[2] = {check.passed, check.failed}, total[2];
@@ -373,8 +388,13 @@ int main(int argc, char **argv) {
                 "stash peak %lld bytes\n",
                 (long long)s.calls[0], (long long)s.calls[1], (long long)s.calls[2],
                 (long long)s.stash_peak_bytes);
-    std::printf("throughput: %.0f tokens/s per rank (no_sync windows, %d micro-batches of %d)\n",
-                windows * kK * kBatch / seconds, kK, kBatch);
+    double tokens = double(windows) * kK * kBatch;
+    std::printf("throughput per rank: no_sync %.0f samples/s, always-sync %.0f samples/s "
+                "(ratio %.3f); gradient bytes per window: no_sync %lld, always-sync %lld "
+                "(1/%d)\n",
+                tokens / seconds, tokens / alwaysSeconds, alwaysSeconds / seconds,
+                (long long)(noSyncGradBytes / windows), (long long)(alwaysGradBytes / windows),
+                kK);
     std::printf("%lld passed, %lld failed\n", (long long)total[0], (long long)total[1]);
   }
   distrt_check(distrt_finalize());
