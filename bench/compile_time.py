@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from plotting import gnuplot
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -58,6 +60,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
     ap.add_argument("--json")
+    ap.add_argument("--png", help="log-log plot of the times against layers (gnuplot)")
     args = ap.parse_args()
     dist_opt = os.path.join(args.build, "bin", "dist-opt")
     rows = []
@@ -111,6 +114,28 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
+    if args.png:
+        plot(rows, args.png, args.mode)
+
+
+def plot(rows, png, mode):
+    data = [["layers", "parse_print", "apply_no_sync", "pipeline", "cse"]]
+    data += [[r["layers"], r["parse_print_s"], r["apply_no_sync_s"], r["pipeline_s"],
+              r["mlir_opt_cse_s"]] for r in rows]
+    gnuplot(png, data, f"""
+set terminal png size 800,520
+set output '{{png}}'
+set title 'dist-opt on Llama-shaped training steps ({mode})'
+set xlabel 'layers'
+set ylabel 'seconds (median, whole process)'
+set logscale xy
+set key top left
+set grid
+plot '{{data}}' using 1:2 with linespoints title 'parse + print', \\
+     '' using 1:3 with linespoints title '-apply-no-sync', \\
+     '' using 1:4 with linespoints title '--dist-no-sync-pipeline', \\
+     '' using 1:5 with linespoints title 'mlir-opt -cse'
+""")
 
 
 if __name__ == "__main__":

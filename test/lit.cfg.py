@@ -22,7 +22,8 @@ config.substitutions.append(("%dist_obj_root", config.dist_obj_root))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%mlir_cmake_dir", config.mlir_cmake_dir))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "ASAN_OPTIONS",
+                                     "UBSAN_OPTIONS", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -46,4 +47,15 @@ if mpirun:
     if os.geteuid() == 0:
         flags += " --allow-run-as-root"
     config.substitutions.append(("%mpirun", mpirun + flags))
-llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])
+if config.dist_sanitizers:
+    # Under -DDIST_ENABLE_SANITIZERS=ON the runtime mlir-runner loads is
+    # instrumented, mlir-runner (upstream, uninstrumented) is not: preload
+    # the sanitizer runtime. Leak checking is off in that process only, since
+    # LLVM tools exit without freeing by design; the runtime's own leak
+    # checks run in its gtests and the parity drivers.
+    runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
+    config.substitutions.append(
+        (r"\bmlir-runner\b", f"env LD_PRELOAD={config.dist_asan_runtime} "
+         f"ASAN_OPTIONS=detect_leaks=0 {runner}"))
+else:
+    llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])

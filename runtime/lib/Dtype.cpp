@@ -64,6 +64,7 @@ template <typename T> static T apply(T a, T b, distrt_reduction op) {
   case DISTRT_MAX: return std::max(a, b);
   case DISTRT_MIN: return std::min(a, b);
   case DISTRT_PROD: return a * b;
+  case DISTRT_REDUCTION_MAX_ENUM: break;
   }
   return a;
 }
@@ -95,6 +96,7 @@ void combine(void *dst, const void *src, int64_t count, distrt_dtype dtype,
   case DISTRT_I64: return combineTyped<int64_t>(dst, src, count, op);
   case DISTRT_F16: return combine16<halfToFloat, floatToHalf>(dst, src, count, op);
   case DISTRT_BF16: return combine16<bf16ToFloat, floatToBf16>(dst, src, count, op);
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
 }
 
@@ -121,6 +123,7 @@ void divideInPlace(void *data, int64_t count, distrt_dtype dtype,
   case DISTRT_I64: return divideTyped<int64_t>(data, count, divisor);
   case DISTRT_F16: return divide16<halfToFloat, floatToHalf>(data, count, divisor);
   case DISTRT_BF16: return divide16<bf16ToFloat, floatToBf16>(data, count, divisor);
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
 }
 

@@ -19,6 +19,7 @@ inline size_t dtypeSize(distrt_dtype dtype) {
   case DISTRT_F32: case DISTRT_I32: return 4;
   case DISTRT_F64: case DISTRT_I64: return 8;
   case DISTRT_F16: case DISTRT_BF16: return 2;
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
   return 0;
 }
@@ -31,6 +32,7 @@ inline const char *dtypeName(distrt_dtype dtype) {
   case DISTRT_BF16: return "bf16";
   case DISTRT_I32: return "i32";
   case DISTRT_I64: return "i64";
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
   return "?";
 }
@@ -42,6 +44,7 @@ inline const char *reductionName(distrt_reduction op) {
   case DISTRT_MAX: return "max";
   case DISTRT_MIN: return "min";
   case DISTRT_PROD: return "prod";
+  case DISTRT_REDUCTION_MAX_ENUM: break;
   }
   return "?";
 }

@@ -60,6 +60,7 @@ MPI_Datatype mpiType(distrt_dtype dtype) {
   case DISTRT_I32: return MPI_INT32_T;
   case DISTRT_I64: return MPI_INT64_T;
   case DISTRT_F16: case DISTRT_BF16: return MPI_UINT16_T;
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
   return MPI_DATATYPE_NULL;
 }

@@ -38,6 +38,7 @@ ncclDataType_t ncclType(distrt_dtype dtype) {
   case DISTRT_BF16: return ncclBfloat16;
   case DISTRT_I32: return ncclInt32;
   case DISTRT_I64: return ncclInt64;
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
   return ncclFloat32;
 }
@@ -49,6 +50,7 @@ ncclRedOp_t ncclOp(distrt_reduction op) {
   case DISTRT_MAX: return ncclMax;
   case DISTRT_MIN: return ncclMin;
   case DISTRT_PROD: return ncclProd;
+  case DISTRT_REDUCTION_MAX_ENUM: break;
   }
   return ncclSum;
 }

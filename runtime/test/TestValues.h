@@ -62,6 +62,7 @@ inline void store(void *buffer, int64_t i, distrt_dtype t, double v) {
   case DISTRT_I64: static_cast<int64_t *>(buffer)[i] = int64_t(v); break;
   case DISTRT_F16: static_cast<uint16_t *>(buffer)[i] = encode16(v, false); break;
   case DISTRT_BF16: static_cast<uint16_t *>(buffer)[i] = encode16(v, true); break;
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
 }
 
@@ -73,6 +74,7 @@ inline double load(const void *buffer, int64_t i, distrt_dtype t) {
   case DISTRT_I64: return double(static_cast<const int64_t *>(buffer)[i]);
   case DISTRT_F16: return decode16(static_cast<const uint16_t *>(buffer)[i], false);
   case DISTRT_BF16: return decode16(static_cast<const uint16_t *>(buffer)[i], true);
+  case DISTRT_DTYPE_MAX_ENUM: break;
   }
   return NAN;
 }
@@ -100,6 +102,7 @@ inline double reduced(int ranks, int64_t i, distrt_reduction op,
     case DISTRT_MAX: acc = v > acc ? v : acc; break;
     case DISTRT_MIN: acc = v < acc ? v : acc; break;
     case DISTRT_PROD: acc *= v; break;
+    case DISTRT_REDUCTION_MAX_ENUM: break;
     }
   }
   if (op == DISTRT_AVG)

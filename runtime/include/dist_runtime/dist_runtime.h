@@ -60,7 +60,12 @@ typedef enum {
   DISTRT_F16 = 2,
   DISTRT_BF16 = 3,
   DISTRT_I32 = 4,
-  DISTRT_I64 = 5
+  DISTRT_I64 = 5,
+  /* Not a dtype: keeps the enum 32 bits wide in C and C++, so that an
+   * out-of-range value a caller passes is rejected with DISTRT_ERR_INVALID
+   * rather than being undefined behaviour in the C++ runtime (the
+   * Vulkan *_MAX_ENUM convention). The same holds for distrt_reduction. */
+  DISTRT_DTYPE_MAX_ENUM = 0x7fffffff
 } distrt_dtype;
 
 /* Same order as the dialect's ReductionKind. */
@@ -69,7 +74,8 @@ typedef enum {
   DISTRT_AVG = 1,
   DISTRT_MAX = 2,
   DISTRT_MIN = 3,
-  DISTRT_PROD = 4
+  DISTRT_PROD = 4,
+  DISTRT_REDUCTION_MAX_ENUM = 0x7fffffff /* not a reduction, see above */
 } distrt_reduction;
 
 /* Group 0 is the world. */

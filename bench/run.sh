@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every benchmark of bench/README.md in one go on this machine and
+# writes bench/results/: compile-time scaling (compile_time.json/.png), the
+# runtime against raw MPI (runtime_vs_mpi.json), and step throughput and
+# memory with and without no_sync (step_throughput.json/.png). Prints each
+# table. Installs gnuplot-nox for the plots if it is missing.
+# Environment: BUILD_DIR (default build), REPS (default 15), LAYERS
+# (default 1,8,32,128,1024).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+out=$root/bench/results
+mkdir -p "$out"
+"$root/scripts/install-deps.sh" gnuplot-nox
+BUILD_DIR=$build "$root/scripts/build.sh"
+mpi=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
+malloc=(-x MALLOC_MMAP_THRESHOLD_=2000000000 -x MALLOC_TRIM_THRESHOLD_=4000000000)
+
+echo "== step throughput and memory (2 ranks, K = 4)"
+python3 "$root/bench/step_throughput.py" --build "$build" --reps "${REPS:-15}" \
+  --json "$out/step_throughput.json" --png "$out/step_throughput.png"
+echo "== runtime against raw MPI (2 ranks)"
+"${mpi[@]}" -np 2 "${malloc[@]}" "$build/bin/runtime_vs_mpi" --reps "${REPS:-15}" \
+  --json "$out/runtime_vs_mpi.json"
+echo "== compile time"
+python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
+  --json "$out/compile_time.json" --png "$out/compile_time.png"

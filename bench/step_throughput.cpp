@@ -1,0 +1,302 @@
+//===- step_throughput.cpp - window throughput with and without no_sync ---===//
+//
+// One accumulation window of K = 4 micro-batches of the compiled ToyModel
+// step (or a wider MLP of the same shape, see ToyModel.h), three ways, side
+// by side in one run with the order rotated every repeat:
+//
+//   one-round    @step_no_sync for 1..K-1, then @step: the sync step
+//                communicates (stash + g) / W once (what dist builds);
+//   two-round    @step_no_sync for 1..K-1, then the stash is taken and
+//                reduced when the no_sync context exits, then the ordinary
+//                synced @step of the last micro-batch communicates again
+//                (Lightning Thunder's scheme, see ../shared/BACKGROUND.md);
+//   always-sync  @step K times, the host adding the synced gradients.
+//
+// and two reference timings: one no_sync micro-step (compute + stash add,
+// no gradient communication) and one round of the gradient collectives alone
+// (the same four async collectives and waits the sync step issues, on
+// buffers of the same sizes). The ideal window is K * compute + one round;
+// `ratio to ideal` is the one-round window over it.
+//
+// Every sample is the slowest rank's time; figures are medians over
+// --reps repeats after --warmup. Gradient bytes come from the runtime's
+// statistics; stash bytes are its peak during the window and what it holds
+// after the sync step. Prints one JSON object on rank 0 (bench/
+// step_throughput.py tabulates and plots them) and exits non-zero if the
+// schemes disagree or the statistics break the one-round contract.
+//
+//   mpirun -np 2 step-throughput-<model>-<mode> [--reps 15] [--warmup 2]
+//
+//===----------------------------------------------------------------------===//
+
+#include "ToyModel.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace toy;
+
+#ifndef TOY_MODEL_NAME
+#define TOY_MODEL_NAME "toy"
+#endif
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A small all_reduce every rank calls: the ranks leave it together.
+void barrier() {
+  int32_t one = 1, sum = 0;
+  distrt_check(distrt_all_reduce(0, &one, &sum, 1, DISTRT_I32, DISTRT_SUM));
+}
+
+/// The slowest rank's value of `seconds`.
+double slowest(double seconds) {
+  double out = 0;
+  distrt_check(distrt_all_reduce(0, &seconds, &out, 1, DISTRT_F64, DISTRT_MAX));
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+/// The rank's inputs and parameter shards, and the micro-step calls.
+struct Model {
+  std::vector<float> w1, b1, w2, b2, x, y;
+  Desc<2> dw1, dw2;
+  Desc<1> db1, db2;
+
+  explicit Model(int rank) {
+    Params p = initParams(7);
+    w1 = shardOf<float>(p.w1, kHid, kIn, rank);
+    b1 = shardOf<float>(p.b1, kHid, 1, rank);
+    w2 = shardOf<float>(p.w2, kOut, kHid, rank);
+    b2 = shardOf<float>(p.b2, kOut, 1, rank);
+    std::vector<double> xd, yd;
+    data(7, 0, rank, xd, yd);
+    x.assign(xd.begin(), xd.end());
+    y.assign(yd.begin(), yd.end());
+    dw1 = view(w1, kLocalHid, kIn);
+    dw2 = view(w2, kLocalOut, kHid);
+    db1 = view(b1, kLocalHid);
+    db2 = view(b2, kLocalOut);
+  }
+  void noSync(int k) {
+    Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
+    Desc<1> loss;
+    _mlir_ciface_step_no_sync(&loss, &dw1, &db1, &dw2, &db2, &dx, &dy);
+    std::free(loss.allocated);
+  }
+  StepResult sync(int k) {
+    Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
+    StepResult r;
+    _mlir_ciface_step(&r, &dw1, &db1, &dw2, &db2, &dx, &dy);
+    return r;
+  }
+};
+
+/// Local gradients, one buffer per parameter (sharded where the model is).
+using Grads = std::vector<std::vector<float>>;
+Grads zeroGrads() {
+  Grads g;
+  for (int64_t n : kLocalCounts) g.emplace_back(n, 0.f);
+  return g;
+}
+void addInto(Grads &g, const StepResult &r) {
+  for (int i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < kLocalCounts[i]; ++j) g[i][j] += r.grad(i)[j];
+}
+
+/// Unsharded element count of parameter i.
+int64_t fullCount(int i) { return kSharded ? kLocalCounts[i] * kWorld : kLocalCounts[i]; }
+
+/// One round of the gradient collectives, averaging `send` (unsharded) into
+/// `recv` (sharded where the model is): async calls, then the waits, in the
+/// order the lowered sync step issues them.
+void gradRound(std::vector<std::vector<float>> &send, Grads &recv) {
+  distrt_handle handles[4];
+  for (int i = 0; i < 4; ++i) {
+    if (kSharded)
+      distrt_check(distrt_reduce_scatter_async(0, send[i].data(), fullCount(i), recv[i].data(),
+                                               kLocalCounts[i], DISTRT_F32, DISTRT_AVG,
+                                               &handles[i]));
+    else
+      distrt_check(distrt_all_reduce_async(0, send[i].data(), recv[i].data(), kLocalCounts[i],
+                                           DISTRT_F32, DISTRT_AVG, &handles[i]));
+  }
+  for (distrt_handle h : handles) distrt_check(distrt_wait(h));
+}
+
+struct Sample {
+  double seconds = 0;
+  int64_t gradBytes = 0, stashPeak = 0, stashAfter = 0;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::cl::OptionCategory category("step-throughput options");
+  llvm::cl::opt<int> repsOpt("reps", llvm::cl::desc("measured repeats of every scheme"),
+                             llvm::cl::init(15), llvm::cl::cat(category));
+  llvm::cl::opt<int> warmupOpt("warmup", llvm::cl::desc("unmeasured repeats first"),
+                               llvm::cl::init(2), llvm::cl::cat(category));
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "Window throughput of the compiled " TOY_MODEL_NAME
+                                    " step with and without no_sync (bench/README.md)\n");
+  if (repsOpt < 1 || warmupOpt < 0) {
+    std::fprintf(stderr, "step-throughput: --reps must be >= 1 and --warmup >= 0\n");
+    return 2;
+  }
+  distrt_check(distrt_init(kWorld));
+  const int rank = int(distrt_rank());
+  Model model(rank);
+  Grads oneRound = zeroGrads(), twoRound = zeroGrads(), alwaysSync = zeroGrads();
+  std::vector<double> microStep;
+
+  // Each scheme runs one window and leaves its accumulated gradients in `out`.
+  auto runOneRound = [&](Grads &out, Sample &s) {
+    double begin = now();
+    for (int k = 0; k < kK - 1; ++k) {
+      double t = now();
+      model.noSync(k);
+      microStep.push_back(now() - t);
+    }
+    StepResult r = model.sync(kK - 1);
+    s.seconds = now() - begin;
+    out = zeroGrads();
+    addInto(out, r);
+    r.release();
+  };
+  auto runTwoRound = [&](Grads &out, Sample &) {
+    for (int k = 0; k < kK - 1; ++k) model.noSync(k);
+    // The no_sync context exits: reduce the stash (round one).
+    std::vector<std::vector<float>> stash(4);
+    for (int i = 0; i < 4; ++i) {
+      stash[i].resize(fullCount(i));
+      distrt_check(distrt_stash_take(kParamNames[i], stash[i].data(), fullCount(i), DISTRT_F32));
+    }
+    out = zeroGrads();
+    gradRound(stash, out);
+    // The last micro-batch's ordinary synced backward (round two).
+    StepResult r = model.sync(kK - 1);
+    addInto(out, r);
+    r.release();
+  };
+  auto runAlwaysSync = [&](Grads &out, Sample &) {
+    out = zeroGrads();
+    for (int k = 0; k < kK; ++k) {
+      StepResult r = model.sync(k);
+      addInto(out, r);
+      r.release();
+    }
+  };
+  struct Scheme {
+    const char *name;
+    std::function<void(Grads &, Sample &)> run;
+    Grads *out;
+    std::vector<Sample> samples;
+  };
+  std::vector<Scheme> schemes = {{"one_round", runOneRound, &oneRound, {}},
+                                 {"two_round", runTwoRound, &twoRound, {}},
+                                 {"always_sync", runAlwaysSync, &alwaysSync, {}}};
+
+  // One round of the gradient collectives alone, on unsharded-size buffers.
+  std::vector<std::vector<float>> commSend(4);
+  for (int i = 0; i < 4; ++i) commSend[i].assign(fullCount(i), 1.f);
+  Grads commRecv = zeroGrads();
+  std::vector<double> comm;
+
+  for (int rep = 0; rep < warmupOpt + repsOpt; ++rep) {
+    bool measured = rep >= warmupOpt;
+    for (size_t j = 0; j < schemes.size(); ++j) {
+      Scheme &sc = schemes[(j + rep) % schemes.size()];
+      barrier();
+      distrt_reset_stats();
+      Stats before;
+      double begin = now();
+      Sample s;
+      sc.run(*sc.out, s);
+      double elapsed = s.seconds ? s.seconds : now() - begin;
+      Stats after;
+      s.seconds = slowest(elapsed);
+      s.gradBytes = after.gradBytes() - before.gradBytes();
+      s.stashPeak = after.s.stash_peak_bytes;
+      s.stashAfter = after.s.stash_bytes;
+      if (measured) sc.samples.push_back(s);
+    }
+    barrier();
+    double begin = now();
+    gradRound(commSend, commRecv);
+    double c = slowest(now() - begin);
+    if (measured) comm.push_back(c);
+    if (!measured) microStep.clear();
+  }
+
+  // The schemes must agree (atol 1e-5, rtol 1.3e-6: the always-sync
+  // tolerance of the acceptance test) and keep the one-round contract.
+  int failures = 0;
+  auto fail = [&](const std::string &what) {
+    ++failures;
+    std::fprintf(stderr, "rank %d: FAIL %s\n", rank, what.c_str());
+  };
+  for (const Scheme &sc : schemes) {
+    for (int i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < kLocalCounts[i]; ++j) {
+        float a = (*sc.out)[i][j], b = oneRound[i][j];
+        if (std::fabs(a - b) > 1e-5 + 1.3e-6 * std::fabs(b)) {
+          fail(std::string(sc.name) + " " + kParamNames[i] + "[" + std::to_string(j) +
+               "] = " + std::to_string(a) + ", one_round " + std::to_string(b));
+          break;
+        }
+      }
+  }
+  const Sample &one = schemes[0].samples.back(), &two = schemes[1].samples.back(),
+               &always = schemes[2].samples.back();
+  if (one.gradBytes * kK != always.gradBytes)
+    fail("one-round gradient bytes x K != always-sync's");
+  if (two.gradBytes != 2 * one.gradBytes) fail("two-round gradient bytes != 2 x one-round's");
+  if (one.stashPeak != kUnshardedBytes) fail("stash peak != the unsharded gradient bytes");
+  if (one.stashAfter != 0 || two.stashAfter != 0) fail("stash bytes held after the window");
+  int32_t mine = failures, total = 0;
+  distrt_check(distrt_all_reduce(0, &mine, &total, 1, DISTRT_I32, DISTRT_SUM));
+
+  if (rank == 0) {
+    double compute = median(microStep), round = median(comm);
+    double ideal = kK * compute + round;
+    const double samples = double(kWorld) * kK * kBatch;
+    std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"world\": %d, \"k\": %d, "
+                "\"batch\": %d, \"widths\": [%d, %d, %d], \"unsharded_grad_bytes\": %lld, "
+                "\"reps\": %d, \"compute_ms\": %.4f, \"comm_round_ms\": %.4f, "
+                "\"ideal_window_ms\": %.4f, \"schemes\": {",
+                TOY_MODEL_NAME, kModeName, kWorld, kK, kBatch, kIn, kHid, kOut,
+                (long long)kUnshardedBytes, int(repsOpt), compute * 1e3, round * 1e3,
+                ideal * 1e3);
+    for (size_t j = 0; j < schemes.size(); ++j) {
+      std::vector<double> t;
+      for (const Sample &s : schemes[j].samples) t.push_back(s.seconds);
+      double m = median(t);
+      const Sample &last = schemes[j].samples.back();
+      std::printf("%s\"%s\": {\"window_ms\": %.4f, \"samples_per_s\": %.1f, "
+                  "\"grad_bytes\": %lld, \"stash_peak_bytes\": %lld, "
+                  "\"stash_after_bytes\": %lld}",
+                  j ? ", " : "", schemes[j].name, m * 1e3, samples / m,
+                  (long long)last.gradBytes, (long long)last.stashPeak,
+                  (long long)last.stashAfter);
+    }
+    std::printf("}, \"failures\": %d}\n", int(total));
+  }
+  distrt_check(distrt_finalize());
+  return total ? 1 : 0;
+}

@@ -1,0 +1,158 @@
+//===- ToyModel.h - the ABI and data of the compiled ToyModel step -*- C++ -*-===//
+//
+// Shared by the parity driver (ToyTrain.cpp) and the step-throughput
+// benchmark (bench/step_throughput.cpp). Both are linked with a step that
+// examples/gen_toy.py wrote and dist-opt compiled ahead of time:
+//
+//   @step(w1, b1, w2, b2, x, y) -> (loss, dw1, db1, dw2, db2)   sync step
+//   @step_no_sync(w1, b1, w2, b2, x, y) -> loss                  stashes
+//
+// The widths default to the ToyModel of ../shared/BACKGROUND.md; TOY_IN,
+// TOY_HID, TOY_OUT and TOY_BATCH override them for a wider MLP (they must
+// match the gen_toy.py options the step was generated with).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_TOOLS_TOYMODEL_H
+#define DIST_TOOLS_TOYMODEL_H
+
+#include "dist_runtime/dist_runtime.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#ifndef TOY_WORLD
+#error "compile with -DTOY_WORLD=<ranks> -DTOY_MODE=<0 ddp|2 zero2|3 zero3>"
+#endif
+#ifndef TOY_IN
+#define TOY_IN 12
+#endif
+#ifndef TOY_HID
+#define TOY_HID 16
+#endif
+#ifndef TOY_OUT
+#define TOY_OUT 8
+#endif
+#ifndef TOY_BATCH
+#define TOY_BATCH 32
+#endif
+
+namespace toy {
+
+constexpr int kIn = TOY_IN, kHid = TOY_HID, kOut = TOY_OUT, kBatch = TOY_BATCH, kK = 4;
+constexpr int kWorld = TOY_WORLD, kMode = TOY_MODE;
+constexpr bool kSharded = kMode != 0;
+constexpr const char *kModeName = kMode == 0 ? "ddp" : kMode == 2 ? "zero2" : "zero3";
+/// Rows of dim 0 this rank holds of fc1 and fc2.
+constexpr int kLocalHid = kSharded ? kHid / kWorld : kHid;
+constexpr int kLocalOut = kSharded ? kOut / kWorld : kOut;
+/// Bytes of the four unsharded f32 gradients.
+constexpr int64_t kUnshardedBytes = 4 * (int64_t(kHid) * kIn + kHid + int64_t(kOut) * kHid + kOut);
+/// The parameters in argument order, and the elements this rank holds of each.
+constexpr const char *kParamNames[4] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+constexpr int64_t kLocalCounts[4] = {int64_t(kLocalHid) * kIn, kLocalHid,
+                                     int64_t(kLocalOut) * kHid, kLocalOut};
+static_assert(!kSharded || (kHid % kWorld == 0 && kOut % kWorld == 0),
+              "sharded widths must be divisible by the world size");
+
+template <int N> struct Desc {
+  float *allocated, *aligned;
+  int64_t offset, sizes[N], strides[N];
+};
+
+struct StepResult {
+  Desc<1> loss;
+  Desc<2> gw1;
+  Desc<1> gb1;
+  Desc<2> gw2;
+  Desc<1> gb2;
+  const float *grad(int i) const {
+    switch (i) {
+    case 0: return gw1.aligned + gw1.offset;
+    case 1: return gb1.aligned + gb1.offset;
+    case 2: return gw2.aligned + gw2.offset;
+    default: return gb2.aligned + gb2.offset;
+    }
+  }
+  void release() {
+    for (float *p : {loss.allocated, gw1.allocated, gb1.allocated, gw2.allocated, gb2.allocated})
+      std::free(p);
+  }
+};
+
+/// The compiled functions take identity-layout memrefs (static offset 0), so
+/// a slice starts at its aligned pointer rather than at an offset.
+inline Desc<2> view(std::vector<float> &v, int64_t rows, int64_t cols, int64_t rowOffset = 0) {
+  float *start = v.data() + rowOffset * cols;
+  return {start, start, 0, {rows, cols}, {cols, 1}};
+}
+inline Desc<1> view(std::vector<float> &v, int64_t n) { return {v.data(), v.data(), 0, {n}, {1}}; }
+
+/// Deterministic uniform numbers in [-scale, scale).
+struct Rng {
+  uint64_t state;
+  explicit Rng(uint64_t seed) : state(seed * 6364136223846793005ull + 1) {}
+  double next(double scale) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return scale * (double(state >> 11) / double(1ull << 53) * 2 - 1);
+  }
+};
+
+/// The ToyModel parameters, unsharded.
+struct Params {
+  std::vector<double> w1, b1, w2, b2;
+};
+
+inline Params initParams(uint64_t seed) {
+  Rng rng(seed);
+  Params p{std::vector<double>(size_t(kHid) * kIn), std::vector<double>(kHid),
+           std::vector<double>(size_t(kOut) * kHid), std::vector<double>(kOut)};
+  for (double &v : p.w1) v = rng.next(1 / std::sqrt(double(kIn)));
+  for (double &v : p.b1) v = rng.next(1 / std::sqrt(double(kIn)));
+  for (double &v : p.w2) v = rng.next(1 / std::sqrt(double(kHid)));
+  for (double &v : p.b2) v = rng.next(1 / std::sqrt(double(kHid)));
+  return p;
+}
+
+/// The data a rank trains on in a window: K * kBatch rows.
+inline void data(uint64_t seed, int window, int rank, std::vector<double> &x,
+                 std::vector<double> &y) {
+  Rng rng(seed * 1000003 + window * 1009 + rank + 17);
+  x.resize(size_t(kK) * kBatch * kIn);
+  y.resize(size_t(kK) * kBatch * kOut);
+  for (double &v : x) v = rng.next(1);
+  for (double &v : y) v = rng.next(1);
+}
+
+/// The rows of dim 0 this rank holds of a parameter with `rows` rows.
+template <typename T>
+std::vector<T> shardOf(const std::vector<double> &full, int rows, int cols, int rank) {
+  int local = kSharded ? rows / kWorld : rows;
+  int first = kSharded ? rank * local : 0;
+  return std::vector<T>(full.begin() + size_t(first) * cols,
+                        full.begin() + size_t(first + local) * cols);
+}
+
+/// Runtime statistics at one moment, read through the C API.
+struct Stats {
+  distrt_stats s;
+  Stats() { distrt_check(distrt_get_stats(&s)); }
+  static constexpr int kGradKind =
+      kSharded ? DISTRT_KIND_REDUCE_SCATTER : DISTRT_KIND_ALL_REDUCE;
+  int64_t gradCalls() const { return s.calls[kGradKind]; }
+  int64_t gathers() const { return s.calls[DISTRT_KIND_ALL_GATHER]; }
+  int64_t gradBytes() const { return s.bytes[kGradKind]; }
+};
+
+} // namespace toy
+
+extern "C" void _mlir_ciface_step(toy::StepResult *, toy::Desc<2> *, toy::Desc<1> *,
+                                  toy::Desc<2> *, toy::Desc<1> *, toy::Desc<2> *,
+                                  toy::Desc<2> *);
+extern "C" void _mlir_ciface_step_no_sync(toy::Desc<1> *, toy::Desc<2> *, toy::Desc<1> *,
+                                          toy::Desc<2> *, toy::Desc<1> *, toy::Desc<2> *,
+                                          toy::Desc<2> *);
+
+#endif // DIST_TOOLS_TOYMODEL_H
