@@ -9,6 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build-asan}
+"$root/scripts/install-deps.sh" libclang-rt-22-dev
 BUILD_DIR=$build DIST_CMAKE_ARGS="-DDIST_ENABLE_SANITIZERS=ON ${DIST_CMAKE_ARGS:-}" \
   "$root/scripts/build.sh"
 # The slow unwinder: OpenMPI is built without frame pointers, and the fast

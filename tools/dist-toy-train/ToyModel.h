@@ -116,12 +116,12 @@ inline Params initParams(uint64_t seed) {
   return p;
 }
 
-/// The data a rank trains on in a window: K * kBatch rows.
+/// The data a rank trains on in a window of `micro` micro-batches.
 inline void data(uint64_t seed, int window, int rank, std::vector<double> &x,
-                 std::vector<double> &y) {
+                 std::vector<double> &y, int micro = kK) {
   Rng rng(seed * 1000003 + window * 1009 + rank + 17);
-  x.resize(size_t(kK) * kBatch * kIn);
-  y.resize(size_t(kK) * kBatch * kOut);
+  x.resize(size_t(micro) * kBatch * kIn);
+  y.resize(size_t(micro) * kBatch * kOut);
   for (double &v : x) v = rng.next(1);
   for (double &v : y) v = rng.next(1);
 }

@@ -4,7 +4,7 @@
 // the ToyModel step compiled by `dist-opt --dist-no-sync-pipeline
 // --dist-lower-to-llvm` (examples/gen_toy.py) for one mode and world size:
 //
-//   mpirun -np W toy-train-<mode>-w<W> [--windows 2] [--seed 7]
+//   mpirun -np W toy-train-<mode>-w<W> [--windows 2] [--seed 7] [--random-k]
 //
 // Each rank draws its own data from the seed. Per optimizer window of K = 4
 // micro-batches of 32: @step_no_sync for 1..K-1, @step (the one-round sync
@@ -17,7 +17,9 @@
 //   - runtime statistics: no gradient collective in no_sync micro-steps,
 //     exactly one per parameter at the sync step, ZeRO-3 parameter gathers
 //     in every backward, stash bytes = the unsharded gradients during the
-//     window and 0 after it.
+//     window and 0 after it; always-sync moves K times the gradient bytes.
+// --random-k gives each window 1..2K micro-batches (the same on every rank):
+// the stash must be consumed exactly once per window, whatever its length.
 // Prints loss, gradient checksums, statistics and throughput; the last line
 // is `N passed, M failed` over all ranks; exit code 1 on any failure.
 //
@@ -41,14 +43,15 @@ namespace {
 
 constexpr double kLr = 1e-3;
 
-/// Independent reference: forward and backward of the mean squared error
-/// over `rows` samples in double precision. Returns the loss.
+/// Independent reference: forward and backward of the squared error over
+/// `rows` samples in double precision, each sample's term scaled by `norm`
+/// (1 / (rows * kOut) is the full-batch mean). Returns the loss.
 double reference(const Params &p, const std::vector<double> &x,
-                 const std::vector<double> &y, int rows, Params &grad) {
+                 const std::vector<double> &y, int rows, double norm, Params &grad) {
   grad = Params{std::vector<double>(p.w1.size()), std::vector<double>(p.b1.size()),
                 std::vector<double>(p.w2.size()), std::vector<double>(p.b2.size())};
   const double c = std::sqrt(2 / M_PI), k = 0.044715;
-  double loss = 0, norm = 1.0 / (double(rows) * kOut);
+  double loss = 0;
   std::vector<double> h(kHid), a(kHid), o(kOut), dout(kOut), da(kHid);
   for (int r = 0; r < rows; ++r) {
     const double *xr = &x[r * kIn], *yr = &y[r * kOut];
@@ -121,6 +124,11 @@ int main(int argc, char **argv) {
   llvm::cl::opt<uint64_t> seedOpt(
       "seed", llvm::cl::desc("seed of the parameters and of every rank's data"),
       llvm::cl::init(7), llvm::cl::cat(category));
+  llvm::cl::opt<bool> randomKOpt(
+      "random-k",
+      llvm::cl::desc("draw each window's number of micro-batches from 1..2K (the step's "
+                     "loss keeps its 1/K scale; the reference scales alike)"),
+      llvm::cl::init(false), llvm::cl::cat(category));
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
@@ -149,25 +157,29 @@ int main(int argc, char **argv) {
   const int l1 = kLocalHid, l2 = kLocalOut;
   const int64_t gathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
   double seconds = 0, alwaysSeconds = 0;
-  int64_t noSyncGradBytes = 0, alwaysGradBytes = 0;
+  int64_t noSyncGradBytes = 0, alwaysGradBytes = 0, timedSamples = 0;
+  Rng windowRng(seed + 99); // the same on every rank
 
   for (int window = 0; window < windows; ++window) {
     std::string tag = std::string(kModeName) + " window " + std::to_string(window);
+    // Micro-batches in this window: K, or 1..2K with --random-k.
+    const int micro = randomKOpt ? 1 + int((windowRng.next(1) + 1) / 2 * 2 * kK) % (2 * kK) : kK;
+    if (randomKOpt) tag += " (" + std::to_string(micro) + " micro-batches)";
     std::vector<double> xd, yd;
-    data(seed, window, rank, xd, yd);
+    data(seed, window, rank, xd, yd, micro);
     std::vector<float> x(xd.begin(), xd.end()), y(yd.begin(), yd.end());
     Desc<2> dw1 = view(w1, l1, kIn), dw2 = view(w2, l2, kHid);
     Desc<1> db1 = view(b1, l1), db2 = view(b2, l2);
 
-    // One window with no_sync for micro-batches 1..K-1.
+    // One window with no_sync for every micro-batch but the last.
     double lossSum = 0;
     StepResult sync{};
     Stats windowStart;
     auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < kK; ++k) {
+    for (int k = 0; k < micro; ++k) {
       Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
       Stats before;
-      if (k < kK - 1) {
+      if (k < micro - 1) {
         Desc<1> loss;
         _mlir_ciface_step_no_sync(&loss, &dw1, &db1, &dw2, &db2, &dx, &dy);
         lossSum += loss.aligned[loss.offset];
@@ -179,10 +191,10 @@ int main(int argc, char **argv) {
       Stats after;
       int64_t grads = after.gradCalls() - before.gradCalls();
       int64_t gathers = after.gathers() - before.gathers();
-      if (k < kK - 1) {
+      if (k < micro - 1) {
         check.expect(grads == 0, tag + ": no_sync micro-step " + std::to_string(k) +
                                      " ran " + std::to_string(grads) + " gradient collectives");
-        if (k == kK - 2)
+        if (k == micro - 2)
           check.expect(after.s.stash_bytes == kUnshardedBytes,
                        tag + ": stash holds " + std::to_string(after.s.stash_bytes) +
                            " bytes, expected the unsharded gradients' " +
@@ -203,14 +215,16 @@ int main(int argc, char **argv) {
     const bool timed = window > 0 || windows == 1;
     if (timed)
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    noSyncGradBytes += Stats().gradBytes() - windowStart.gradBytes();
+    const int64_t windowBytes = Stats().gradBytes() - windowStart.gradBytes();
+    noSyncGradBytes += windowBytes;
+    if (timed) timedSamples += int64_t(micro) * kBatch;
 
     // Always-sync accumulation of the same window (the stash is empty, so
     // @step is the ordinary synchronized backward).
     std::vector<float> a1(l1 * kIn), ab1(l1), a2(l2 * kHid), ab2(l2);
     Stats alwaysStart;
     auto alwaysBegin = std::chrono::steady_clock::now();
-    for (int k = 0; k < kK; ++k) {
+    for (int k = 0; k < micro; ++k) {
       Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
       StepResult r;
       _mlir_ciface_step(&r, &dw1, &db1, &dw2, &db2, &dx, &dy);
@@ -224,20 +238,29 @@ int main(int argc, char **argv) {
     if (timed)
       alwaysSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                      alwaysBegin).count();
-    alwaysGradBytes += Stats().gradBytes() - alwaysStart.gradBytes();
+    const int64_t alwaysBytes = Stats().gradBytes() - alwaysStart.gradBytes();
+    alwaysGradBytes += alwaysBytes;
+    check.expect(alwaysBytes == micro * windowBytes,
+                 tag + ": always-sync moved " + std::to_string(alwaysBytes) +
+                     " gradient bytes, not " + std::to_string(micro) + " x the one round's " +
+                     std::to_string(windowBytes));
 
-    // The reference: one full-batch backward over every rank's data.
+    // The reference: one full-batch backward over every rank's data, each
+    // sample's term scaled as the step scales it: 1 / (batch * out * K) per
+    // micro-batch, averaged over the ranks (the full-batch mean when the
+    // window has K micro-batches).
+    const double norm = 1.0 / (double(kBatch) * kOut * kK);
     std::vector<double> gx, gy;
     for (int q = 0; q < kWorld; ++q) {
       std::vector<double> qx, qy;
-      data(seed, window, q, qx, qy);
+      data(seed, window, q, qx, qy, micro);
       gx.insert(gx.end(), qx.begin(), qx.end());
       gy.insert(gy.end(), qy.begin(), qy.end());
     }
     Params g;
-    reference(ref, gx, gy, kWorld * kK * kBatch, g);
+    reference(ref, gx, gy, kWorld * micro * kBatch, norm / kWorld, g);
     Params mine;
-    double rankLoss = reference(ref, xd, yd, kK * kBatch, mine);
+    double rankLoss = reference(ref, xd, yd, micro * kBatch, norm, mine);
 
     const float *n1 = sync.gw1.aligned + sync.gw1.offset, *nb1 = sync.gb1.aligned + sync.gb1.offset,
                 *n2 = sync.gw2.aligned + sync.gw2.offset, *nb2 = sync.gb2.aligned + sync.gb2.offset;
@@ -277,9 +300,6 @@ int main(int argc, char **argv) {
     sync.release();
   }
 
-  check.expect(noSyncGradBytes * kK == alwaysGradBytes,
-               "gradient bytes: no_sync " + std::to_string(noSyncGradBytes) +
-                   " x K != always-sync " + std::to_string(alwaysGradBytes));
   distrt_stats s;
   distrt_check(distrt_get_stats(&s));
   int64_t counts[2] = {check.passed, check.failed}, total[2];
@@ -290,15 +310,13 @@ int main(int argc, char **argv) {
                 (long long)s.calls[0], (long long)s.calls[1], (long long)s.calls[2],
                 (long long)s.stash_peak_bytes);
     int timedWindows = windows > 1 ? windows - 1 : 1;
-    double tokens = double(timedWindows) * kK * kBatch;
+    double tokens = double(timedSamples);
     std::printf("throughput per rank over %d window(s)%s: no_sync %.0f samples/s, always-sync "
                 "%.0f samples/s (ratio %.3f; bench/step_throughput.py measures it properly); "
-                "gradient bytes per window: no_sync %lld, always-sync %lld "
-                "(1/%d)\n",
+                "gradient bytes per window: no_sync %lld, always-sync %lld\n",
                 timedWindows, windows > 1 ? " after the first" : "", tokens / seconds,
                 tokens / alwaysSeconds, alwaysSeconds / seconds,
-                (long long)(noSyncGradBytes / windows), (long long)(alwaysGradBytes / windows),
-                kK);
+                (long long)(noSyncGradBytes / windows), (long long)(alwaysGradBytes / windows));
     std::printf("%lld passed, %lld failed\n", (long long)total[0], (long long)total[1]);
   }
   distrt_check(distrt_finalize());

@@ -4,6 +4,7 @@
 #define DIST_IR_DISTDIALECT_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dialect.h"
 
 #include "Dist/IR/DistOpsDialect.h.inc"

@@ -49,7 +49,13 @@ def Dist_Dialect : Dialect {
     axes. Function arguments are tied to it with the discardable argument
     attribute `dist.param = @name`, gradient results with `dist.grad = @name`;
     both are checked by the verifier, so no pass ever matches names textually.
+    On `func.func` the ties are checked with the symbol table the module's
+    verifier shares (one hashed lookup per tie, not a scan of the module per
+    tie: a training step has thousands of parameters).
   }];
+
+  // func.func gets the SymbolUserOpInterface model that checks its ties.
+  let dependentDialects = ["::mlir::func::FuncDialect"];
 
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;

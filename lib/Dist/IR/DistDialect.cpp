@@ -13,83 +13,131 @@ using namespace mlir::dist;
 
 #include "Dist/IR/DistOpsDialect.cpp.inc"
 
+/// Resolves a `dist.param` / `dist.grad` attribute on a function argument or
+/// result to the parameter it names.
+static FailureOr<ParameterOp> resolveTie(Operation *op, FlatSymbolRefAttr ref,
+                                         StringRef attrName, StringRef where,
+                                         SymbolTableCollection *symbolTable) {
+  ParameterOp param = lookupParameter(op, ref, symbolTable);
+  if (!param)
+    return op->emitError() << "'" << attrName << "' on " << where << " names " << ref
+                           << ", which is not a dist.parameter";
+  return param;
+}
+
+/// Checks that argument `index` of `func`, tied to `ref`, has the
+/// parameter's local type.
+static LogicalResult verifyArgTie(FunctionOpInterface func, unsigned index,
+                                  FlatSymbolRefAttr ref,
+                                  SymbolTableCollection *symbolTable) {
+  std::string where = "argument #" + std::to_string(index);
+  FailureOr<ParameterOp> param =
+      resolveTie(func, ref, DistDialect::getParamAttrName(), where, symbolTable);
+  if (failed(param))
+    return failure();
+  Type argType = func.getArgumentTypes()[index];
+  if (argType != param->getLocalType())
+    return func->emitError() << "expected " << where << " tied to "
+                             << SymbolRefAttr::get(param->getSymNameAttr()) << " to have type "
+                             << param->getLocalType() << ", but got " << argType;
+  return success();
+}
+
+/// Checks that result `index` of `func`, the gradient of `ref`, is shaped
+/// like the parameter: before communication (the unsharded local gradient)
+/// or after it (the synced gradient, shaped like the local shard).
+static LogicalResult verifyResultTie(FunctionOpInterface func, unsigned index,
+                                     FlatSymbolRefAttr ref,
+                                     SymbolTableCollection *symbolTable) {
+  std::string where = "result #" + std::to_string(index);
+  FailureOr<ParameterOp> param =
+      resolveTie(func, ref, DistDialect::getGradAttrName(), where, symbolTable);
+  if (failed(param))
+    return failure();
+  Type resultType = func.getResultTypes()[index];
+  RankedTensorType unsharded = param->getUnshardedType(symbolTable);
+  if (resultType != unsharded && resultType != param->getLocalType())
+    return func->emitError() << "expected " << where << ", the gradient of "
+                             << SymbolRefAttr::get(param->getSymNameAttr()) << ", to have type "
+                             << unsharded << " (local) or " << param->getLocalType()
+                             << " (synced), but got " << resultType;
+  return success();
+}
+
+namespace {
+/// Checks every tie of a func.func with the symbol table the module's
+/// verifier shares among all symbol users.
+struct FuncTieVerifier
+    : public SymbolUserOpInterface::ExternalModel<FuncTieVerifier, func::FuncOp> {
+  LogicalResult verifySymbolUses(Operation *op, SymbolTableCollection &symbolTable) const {
+    auto func = cast<FunctionOpInterface>(op);
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (auto ref = func.getArgAttrOfType<FlatSymbolRefAttr>(i, DistDialect::getParamAttrName()))
+        if (failed(verifyArgTie(func, i, ref, &symbolTable)))
+          return failure();
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(i, DistDialect::getGradAttrName()))
+        if (failed(verifyResultTie(func, i, ref, &symbolTable)))
+          return failure();
+    return success();
+  }
+};
+} // namespace
+
 void DistDialect::initialize() {
   registerTypes();
   addOperations<
 #define GET_OP_LIST
 #include "Dist/IR/DistOps.cpp.inc"
       >();
+  // The func dialect is loaded first (a dependent dialect).
+  func::FuncOp::attachInterface<FuncTieVerifier>(*getContext());
 }
 
-/// Resolves a `dist.param` / `dist.grad` attribute on a function argument or
-/// result to the parameter it names.
-static FailureOr<ParameterOp> resolveTie(Operation *op, NamedAttribute attr,
-                                         StringRef where) {
+/// The form of a tie: a flat symbol reference on a function argument or
+/// result. What it names is checked here only for functions other than
+/// func.func, which FuncTieVerifier checks with a shared symbol table.
+static FailureOr<FlatSymbolRefAttr> checkTieForm(Operation *op, NamedAttribute attr,
+                                                 StringRef expectedName, StringRef position,
+                                                 StringRef where) {
+  if (attr.getName() != expectedName)
+    return op->emitError() << "'" << attr.getName().getValue() << "' is not a dist " << position
+                           << " attribute (expected '" << expectedName << "')";
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError() << "'" << attr.getName().getValue() << "' is only valid on function "
+                           << position << "s";
   auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
   if (!ref)
     return op->emitError() << "expected '" << attr.getName().getValue() << "' on " << where
-                           << " to be a symbol reference to a dist.parameter, "
-                              "but got "
+                           << " to be a symbol reference to a dist.parameter, but got "
                            << attr.getValue();
-  ParameterOp param = lookupParameter(op, ref);
-  if (!param)
-    return op->emitError() << "'" << attr.getName().getValue() << "' on " << where
-                           << " names " << ref
-                           << ", which is not a dist.parameter";
-  return param;
+  return ref;
 }
 
 LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned /*regionIndex*/,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
-  if (attr.getName() != getParamAttrName())
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' is not a dist argument attribute (expected '"
-                           << getParamAttrName() << "')";
-  auto func = dyn_cast<FunctionOpInterface>(op);
-  if (!func)
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' is only valid on function arguments";
-  std::string where = "argument #" + std::to_string(argIndex);
-  FailureOr<ParameterOp> param = resolveTie(op, attr, where);
-  if (failed(param))
+  FailureOr<FlatSymbolRefAttr> ref = checkTieForm(
+      op, attr, getParamAttrName(), "argument", "argument #" + std::to_string(argIndex));
+  if (failed(ref))
     return failure();
-  Type argType = func.getArgumentTypes()[argIndex];
-  if (argType != param->getLocalType())
-    return op->emitError() << "expected " << where << " tied to "
-                           << SymbolRefAttr::get(param->getSymNameAttr()) << " to have type "
-                           << param->getLocalType() << ", but got " << argType;
-  return success();
+  if (isa<func::FuncOp>(op))
+    return success();
+  return verifyArgTie(cast<FunctionOpInterface>(op), argIndex, *ref, nullptr);
 }
 
 LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned /*regionIndex*/,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
-  if (attr.getName() != getGradAttrName())
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' is not a dist result attribute (expected '"
-                           << getGradAttrName() << "')";
-  auto func = dyn_cast<FunctionOpInterface>(op);
-  if (!func)
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' is only valid on function results";
-  std::string where = "result #" + std::to_string(resultIndex);
-  FailureOr<ParameterOp> param = resolveTie(op, attr, where);
-  if (failed(param))
+  FailureOr<FlatSymbolRefAttr> ref = checkTieForm(
+      op, attr, getGradAttrName(), "result", "result #" + std::to_string(resultIndex));
+  if (failed(ref))
     return failure();
-  Type resultType = func.getResultTypes()[resultIndex];
-  RankedTensorType unsharded = param->getUnshardedType();
-  // A gradient is returned either before communication (the unsharded local
-  // gradient) or after it (the synced gradient, shaped like the local shard).
-  if (resultType != unsharded && resultType != param->getLocalType())
-    return op->emitError() << "expected " << where << ", the gradient of "
-                           << SymbolRefAttr::get(param->getSymNameAttr()) << ", to have type "
-                           << unsharded << " (local) or "
-                           << param->getLocalType() << " (synced), but got "
-                           << resultType;
-  return success();
+  if (isa<func::FuncOp>(op))
+    return success();
+  return verifyResultTie(cast<FunctionOpInterface>(op), resultIndex, *ref, nullptr);
 }
 
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
