@@ -25,6 +25,11 @@
 // step_throughput.py tabulates and plots them) and exits non-zero if the
 // schemes disagree or the statistics break the one-round contract.
 //
+// For HSDP (4 ranks, a [2, 2] mesh) the gradient bytes are those of the
+// all_reduce across nodes, and the two-round scheme reduces the stash as
+// the sync step would: reduce_scatter in the node then all_reduce across,
+// or, for the hsdp-partial stash (already scattered), the all_reduce alone.
+//
 //   mpirun -np 2 step-throughput-<model>-<mode> [--reps 15] [--warmup 2]
 //
 //===----------------------------------------------------------------------===//
@@ -118,24 +123,60 @@ void addInto(Grads &g, const StepResult &r) {
     for (int64_t j = 0; j < kLocalCounts[i]; ++j) g[i][j] += r.grad(i)[j];
 }
 
-/// Unsharded element count of parameter i.
-int64_t fullCount(int i) { return kSharded ? kLocalCounts[i] * kWorld : kLocalCounts[i]; }
+/// Unsharded element count of parameter i, and what its stash holds.
+int64_t fullCount(int i) { return kLocalCounts[i] * kShards; }
+int64_t stashCount(int i) { return kHsdpPartial ? kLocalCounts[i] : fullCount(i); }
 
-/// One round of the gradient collectives, averaging `send` (unsharded) into
-/// `recv` (sharded where the model is): async calls, then the waits, in the
-/// order the lowered sync step issues them.
-void gradRound(std::vector<std::vector<float>> &send, Grads &recv) {
+/// The groups gradients are reduced over: the world, or for HSDP the shard
+/// axis (within a node) and the replicate axis (across nodes) of the mesh.
+struct Groups {
+  distrt_group shard = 0, replicate = 0;
+  Groups() {
+    if (!kHsdp) return;
+    const int64_t shape[2] = {2, kShards}, shardAxis[1] = {1}, replicateAxis[1] = {0};
+    distrt_check(distrt_group_create(2, shape, 1, shardAxis, &shard));
+    distrt_check(distrt_group_create(2, shape, 1, replicateAxis, &replicate));
+  }
+};
+
+/// Issues four async collectives, then waits on them, as the lowered sync
+/// step does.
+template <typename Issue> void round4(Issue issue) {
   distrt_handle handles[4];
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 4; ++i) issue(i, &handles[i]);
+  for (distrt_handle h : handles) distrt_check(distrt_wait(h));
+}
+
+/// One round of gradient collectives into `recv` (sharded where the model
+/// is): from unsharded local sums `send`, averaged over the world; or, with
+/// `scattered`, from the hsdp-partial stash, whose node reduce_scatter (of
+/// gradients already divided by W) has been done, summed across nodes.
+void gradRound(const Groups &g, std::vector<std::vector<float>> &send, Grads &recv,
+               bool scattered = false) {
+  if (kHsdp) {
+    Grads local = zeroGrads();
+    if (!scattered)
+      round4([&](int i, distrt_handle *h) {
+        distrt_check(distrt_reduce_scatter_async(g.shard, send[i].data(), fullCount(i),
+                                                 local[i].data(), kLocalCounts[i], DISTRT_F32,
+                                                 DISTRT_AVG, h));
+      });
+    Grads &from = scattered ? send : local;
+    round4([&](int i, distrt_handle *h) {
+      distrt_check(distrt_all_reduce_async(g.replicate, from[i].data(), recv[i].data(),
+                                           kLocalCounts[i], DISTRT_F32,
+                                           scattered ? DISTRT_SUM : DISTRT_AVG, h));
+    });
+    return;
+  }
+  round4([&](int i, distrt_handle *h) {
     if (kSharded)
       distrt_check(distrt_reduce_scatter_async(0, send[i].data(), fullCount(i), recv[i].data(),
-                                               kLocalCounts[i], DISTRT_F32, DISTRT_AVG,
-                                               &handles[i]));
+                                               kLocalCounts[i], DISTRT_F32, DISTRT_AVG, h));
     else
       distrt_check(distrt_all_reduce_async(0, send[i].data(), recv[i].data(), kLocalCounts[i],
-                                           DISTRT_F32, DISTRT_AVG, &handles[i]));
-  }
-  for (distrt_handle h : handles) distrt_check(distrt_wait(h));
+                                           DISTRT_F32, DISTRT_AVG, h));
+  });
 }
 
 struct Sample {
@@ -162,6 +203,7 @@ int main(int argc, char **argv) {
   distrt_check(distrt_init(kWorld));
   const int rank = int(distrt_rank());
   Model model(rank);
+  Groups groups;
   Grads oneRound = zeroGrads(), twoRound = zeroGrads(), alwaysSync = zeroGrads();
   std::vector<double> microStep;
 
@@ -184,11 +226,11 @@ int main(int argc, char **argv) {
     // The no_sync context exits: reduce the stash (round one).
     std::vector<std::vector<float>> stash(4);
     for (int i = 0; i < 4; ++i) {
-      stash[i].resize(fullCount(i));
-      distrt_check(distrt_stash_take(kParamNames[i], stash[i].data(), fullCount(i), DISTRT_F32));
+      stash[i].resize(stashCount(i));
+      distrt_check(distrt_stash_take(kParamNames[i], stash[i].data(), stashCount(i), DISTRT_F32));
     }
     out = zeroGrads();
-    gradRound(stash, out);
+    gradRound(groups, stash, out, /*scattered=*/kHsdpPartial);
     // The last micro-batch's ordinary synced backward (round two).
     StepResult r = model.sync(kK - 1);
     addInto(out, r);
@@ -238,7 +280,7 @@ int main(int argc, char **argv) {
     }
     barrier();
     double begin = now();
-    gradRound(commSend, commRecv);
+    gradRound(groups, commSend, commRecv);
     double c = slowest(now() - begin);
     if (measured) comm.push_back(c);
     if (!measured) microStep.clear();
@@ -267,7 +309,8 @@ int main(int argc, char **argv) {
   if (one.gradBytes * kK != always.gradBytes)
     fail("one-round gradient bytes x K != always-sync's");
   if (two.gradBytes != 2 * one.gradBytes) fail("two-round gradient bytes != 2 x one-round's");
-  if (one.stashPeak != kUnshardedBytes) fail("stash peak != the unsharded gradient bytes");
+  if (one.stashPeak != kStashBytes)
+    fail("stash peak " + std::to_string(one.stashPeak) + " != " + std::to_string(kStashBytes));
   if (one.stashAfter != 0 || two.stashAfter != 0) fail("stash bytes held after the window");
   int32_t mine = failures, total = 0;
   distrt_check(distrt_all_reduce(0, &mine, &total, 1, DISTRT_I32, DISTRT_SUM));
@@ -278,10 +321,10 @@ int main(int argc, char **argv) {
     const double samples = double(kWorld) * kK * kBatch;
     std::printf("{\"model\": \"%s\", \"mode\": \"%s\", \"world\": %d, \"k\": %d, "
                 "\"batch\": %d, \"widths\": [%d, %d, %d], \"unsharded_grad_bytes\": %lld, "
-                "\"reps\": %d, \"compute_ms\": %.4f, \"comm_round_ms\": %.4f, "
+                "\"stash_expected_bytes\": %lld, \"reps\": %d, \"compute_ms\": %.4f, \"comm_round_ms\": %.4f, "
                 "\"ideal_window_ms\": %.4f, \"schemes\": {",
                 TOY_MODEL_NAME, kModeName, kWorld, kK, kBatch, kIn, kHid, kOut,
-                (long long)kUnshardedBytes, int(repsOpt), compute * 1e3, round * 1e3,
+                (long long)kUnshardedBytes, (long long)kStashBytes, int(repsOpt), compute * 1e3, round * 1e3,
                 ideal * 1e3);
     for (size_t j = 0; j < schemes.size(); ++j) {
       std::vector<double> t;

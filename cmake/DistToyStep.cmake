@@ -1,6 +1,6 @@
-# dist_add_toy_step(<target> SOURCE <driver.cpp> MODE <ddp|zero2|zero3>
-#                   WORLD <ranks> [GEN_ARGS <gen_toy.py args>...]
-#                   [DEFINES <compile definitions>...])
+# dist_add_toy_step(<target> SOURCE <driver.cpp>
+#                   MODE <ddp|zero2|zero3|hsdp|hsdp-partial> WORLD <ranks>
+#                   [GEN_ARGS <gen_toy.py args>...] [DEFINES <definitions>...])
 #
 # Generates the ToyModel step with examples/gen_toy.py, compiles it ahead of
 # time (dist-opt --dist-no-sync-pipeline, --dist-lower-to-llvm, mlir-translate,
@@ -12,21 +12,28 @@ find_program(DIST_MLIR_TRANSLATE mlir-translate HINTS ${LLVM_TOOLS_BINARY_DIR} R
 
 function(dist_add_toy_step target)
   cmake_parse_arguments(ARG "" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES" ${ARGN})
-  set(mode_ids ddp 0 zero2 2 zero3 3)
+  set(mode_ids ddp 0 zero2 2 zero3 3 hsdp 4 hsdp-partial 4)
   list(FIND mode_ids ${ARG_MODE} at)
   if(at EQUAL -1)
     message(FATAL_ERROR "dist_add_toy_step: unknown MODE '${ARG_MODE}'")
   endif()
   math(EXPR at "${at} + 1")
   list(GET mode_ids ${at} mode_id)
+  set(gen_mode ${ARG_MODE})
+  set(pipeline --dist-no-sync-pipeline)
+  set(partial 0)
+  if(ARG_MODE STREQUAL "hsdp-partial")
+    set(gen_mode hsdp)
+    set(pipeline "--dist-no-sync-pipeline=hsdp-partial=true")
+    set(partial 1)
+  endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}.step)
   add_custom_command(
     OUTPUT ${dir}/step.o
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/examples/gen_toy.py
-            --mode ${ARG_MODE} --world ${ARG_WORLD} ${ARG_GEN_ARGS} > ${dir}/step.mlir
-    COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.mlir --dist-no-sync-pipeline
-            -o ${dir}/step.window.mlir
+            --mode ${gen_mode} --world ${ARG_WORLD} ${ARG_GEN_ARGS} > ${dir}/step.mlir
+    COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.mlir ${pipeline} -o ${dir}/step.window.mlir
     COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.window.mlir --dist-lower-to-llvm
             -o ${dir}/step.llvm.mlir
     COMMAND ${DIST_MLIR_TRANSLATE} --mlir-to-llvmir ${dir}/step.llvm.mlir -o ${dir}/step.ll
@@ -36,7 +43,7 @@ function(dist_add_toy_step target)
   add_executable(${target} ${ARG_SOURCE} ${dir}/step.o)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tools/dist-toy-train)
   target_compile_definitions(${target} PRIVATE
-    TOY_WORLD=${ARG_WORLD} TOY_MODE=${mode_id} ${ARG_DEFINES})
+    TOY_WORLD=${ARG_WORLD} TOY_MODE=${mode_id} TOY_HSDP_PARTIAL=${partial} ${ARG_DEFINES})
   target_link_libraries(${target} PRIVATE dist_runtime m)
   llvm_update_compile_flags(${target})
   if(LLVM_LINK_LLVM_DYLIB)

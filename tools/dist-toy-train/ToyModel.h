@@ -24,7 +24,10 @@
 #include <vector>
 
 #ifndef TOY_WORLD
-#error "compile with -DTOY_WORLD=<ranks> -DTOY_MODE=<0 ddp|2 zero2|3 zero3>"
+#error "compile with -DTOY_WORLD=<ranks> -DTOY_MODE=<0 ddp|2 zero2|3 zero3|4 hsdp>"
+#endif
+#ifndef TOY_HSDP_PARTIAL
+#define TOY_HSDP_PARTIAL 0
 #endif
 #ifndef TOY_IN
 #define TOY_IN 12
@@ -44,18 +47,33 @@ namespace toy {
 constexpr int kIn = TOY_IN, kHid = TOY_HID, kOut = TOY_OUT, kBatch = TOY_BATCH, kK = 4;
 constexpr int kWorld = TOY_WORLD, kMode = TOY_MODE;
 constexpr bool kSharded = kMode != 0;
-constexpr const char *kModeName = kMode == 0 ? "ddp" : kMode == 2 ? "zero2" : "zero3";
+/// HSDP: a [2, W/2] mesh, sharded along axis 1, replicated along axis 0.
+constexpr bool kHsdp = kMode == 4;
+/// hsdp-partial: no_sync keeps the intra-node reduce_scatter.
+constexpr bool kHsdpPartial = kHsdp && TOY_HSDP_PARTIAL;
+constexpr const char *kModeName = kMode == 0   ? "ddp"
+                                  : kMode == 2 ? "zero2"
+                                  : kMode == 3 ? "zero3"
+                                  : kHsdpPartial ? "hsdp-partial"
+                                                 : "hsdp";
+/// Ranks a parameter is sharded over, and this rank's shard.
+constexpr int kShards = !kSharded ? 1 : kHsdp ? kWorld / 2 : kWorld;
+inline int shardIndex(int rank) { return kHsdp ? rank % kShards : kSharded ? rank : 0; }
+static_assert(!kHsdp || (kWorld % 2 == 0 && kWorld >= 4), "hsdp needs an even world >= 4");
 /// Rows of dim 0 this rank holds of fc1 and fc2.
-constexpr int kLocalHid = kSharded ? kHid / kWorld : kHid;
-constexpr int kLocalOut = kSharded ? kOut / kWorld : kOut;
-/// Bytes of the four unsharded f32 gradients.
+constexpr int kLocalHid = kHid / kShards;
+constexpr int kLocalOut = kOut / kShards;
+/// Bytes of the four unsharded f32 gradients, and what the stash holds
+/// during a window: the unsharded gradients, or under hsdp-partial the ones
+/// already reduce-scattered within the node.
 constexpr int64_t kUnshardedBytes = 4 * (int64_t(kHid) * kIn + kHid + int64_t(kOut) * kHid + kOut);
+constexpr int64_t kStashBytes = kHsdpPartial ? kUnshardedBytes / kShards : kUnshardedBytes;
 /// The parameters in argument order, and the elements this rank holds of each.
 constexpr const char *kParamNames[4] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
 constexpr int64_t kLocalCounts[4] = {int64_t(kLocalHid) * kIn, kLocalHid,
                                      int64_t(kLocalOut) * kHid, kLocalOut};
-static_assert(!kSharded || (kHid % kWorld == 0 && kOut % kWorld == 0),
-              "sharded widths must be divisible by the world size");
+static_assert(kHid % kShards == 0 && kOut % kShards == 0,
+              "sharded widths must be divisible by the shard count");
 
 template <int N> struct Desc {
   float *allocated, *aligned;
@@ -129,8 +147,8 @@ inline void data(uint64_t seed, int window, int rank, std::vector<double> &x,
 /// The rows of dim 0 this rank holds of a parameter with `rows` rows.
 template <typename T>
 std::vector<T> shardOf(const std::vector<double> &full, int rows, int cols, int rank) {
-  int local = kSharded ? rows / kWorld : rows;
-  int first = kSharded ? rank * local : 0;
+  int local = rows / kShards;
+  int first = shardIndex(rank) * local;
   return std::vector<T>(full.begin() + size_t(first) * cols,
                         full.begin() + size_t(first + local) * cols);
 }
@@ -139,12 +157,22 @@ std::vector<T> shardOf(const std::vector<double> &full, int rows, int cols, int 
 struct Stats {
   distrt_stats s;
   Stats() { distrt_check(distrt_get_stats(&s)); }
+  /// The gradient collective no_sync skips: the all_reduce (DDP; for HSDP
+  /// the one across nodes) or the reduce_scatter (ZeRO).
   static constexpr int kGradKind =
-      kSharded ? DISTRT_KIND_REDUCE_SCATTER : DISTRT_KIND_ALL_REDUCE;
+      kSharded && !kHsdp ? DISTRT_KIND_REDUCE_SCATTER : DISTRT_KIND_ALL_REDUCE;
   int64_t gradCalls() const { return s.calls[kGradKind]; }
   int64_t gathers() const { return s.calls[DISTRT_KIND_ALL_GATHER]; }
   int64_t gradBytes() const { return s.bytes[kGradKind]; }
+  int64_t reduceScatters() const { return s.calls[DISTRT_KIND_REDUCE_SCATTER]; }
 };
+
+/// Per parameter, gradient collectives of a no_sync micro-step besides the
+/// skipped kind (hsdp-partial keeps its reduce_scatter), and all_gathers of
+/// a backward (ZeRO-2 gathers in the forward only, ZeRO-3 and HSDP again).
+constexpr int64_t kNoSyncReduceScatters = kHsdpPartial ? 4 : 0;
+constexpr int64_t kSyncReduceScatters = kSharded ? 4 : 0;
+constexpr int64_t kGathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
 
 } // namespace toy
 

@@ -155,7 +155,6 @@ int main(int argc, char **argv) {
                      w2 = shardOf<float>(ref.w2, kOut, kHid, rank),
                      b2 = shardOf<float>(ref.b2, kOut, 1, rank);
   const int l1 = kLocalHid, l2 = kLocalOut;
-  const int64_t gathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
   double seconds = 0, alwaysSeconds = 0;
   int64_t noSyncGradBytes = 0, alwaysGradBytes = 0, timedSamples = 0;
   Rng windowRng(seed + 99); // the same on every rank
@@ -191,24 +190,35 @@ int main(int argc, char **argv) {
       Stats after;
       int64_t grads = after.gradCalls() - before.gradCalls();
       int64_t gathers = after.gathers() - before.gathers();
+      int64_t scatters = after.reduceScatters() - before.reduceScatters();
       if (k < micro - 1) {
         check.expect(grads == 0, tag + ": no_sync micro-step " + std::to_string(k) +
                                      " ran " + std::to_string(grads) + " gradient collectives");
+        if (kHsdp)
+          check.expect(scatters == kNoSyncReduceScatters,
+                       tag + ": no_sync micro-step " + std::to_string(k) + " ran " +
+                           std::to_string(scatters) + " reduce_scatters, expected " +
+                           std::to_string(kNoSyncReduceScatters));
         if (k == micro - 2)
-          check.expect(after.s.stash_bytes == kUnshardedBytes,
+          check.expect(after.s.stash_bytes == kStashBytes,
                        tag + ": stash holds " + std::to_string(after.s.stash_bytes) +
-                           " bytes, expected the unsharded gradients' " +
-                           std::to_string(kUnshardedBytes));
+                           " bytes, expected " + std::to_string(kStashBytes) +
+                           (kHsdpPartial ? " (the node-sharded gradients)"
+                                         : " (the unsharded gradients)"));
       } else {
         check.expect(grads == 4, tag + ": the sync step ran " + std::to_string(grads) +
                                      " gradient collectives, expected one per parameter (4)");
+        if (kHsdp)
+          check.expect(scatters == kSyncReduceScatters,
+                       tag + ": the sync step ran " + std::to_string(scatters) +
+                           " reduce_scatters, expected " + std::to_string(kSyncReduceScatters));
         check.expect(after.s.stash_bytes == 0,
                      tag + ": " + std::to_string(after.s.stash_bytes) +
                          " stash bytes held after the sync step");
       }
-      check.expect(gathers == gathersPerStep,
+      check.expect(gathers == kGathersPerStep,
                    tag + ": micro-step " + std::to_string(k) + " ran " + std::to_string(gathers) +
-                       " all_gathers, expected " + std::to_string(gathersPerStep));
+                       " all_gathers, expected " + std::to_string(kGathersPerStep));
     }
     // Window 0 pays the one-time setup (MPI connections, the first stash
     // allocations), so throughput counts the later windows when there are any.
