@@ -52,10 +52,12 @@ if config.dist_sanitizers:
     # instrumented, mlir-runner (upstream, uninstrumented) is not: preload
     # the sanitizer runtime. Leak checking is off in that process only, since
     # LLVM tools exit without freeing by design; the runtime's own leak
-    # checks run in its gtests and the parity drivers.
+    # checks run in its gtests and the parity drivers. The slow unwinder the
+    # sanitizer script asks for (LSAN_OPTIONS) deadlocks in mlir-runner's
+    # JIT, so it is cleared here.
     runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
     config.substitutions.append(
         (r"\bmlir-runner\b", f"env LD_PRELOAD={config.dist_asan_runtime} "
-         f"ASAN_OPTIONS=detect_leaks=0 {runner}"))
+         f"ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS= {runner}"))
 else:
     llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])
