@@ -28,7 +28,7 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
-tools = ["dist-opt", "mlir-opt"]
+tools = ["dist-opt", "dist-run", "mlir-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 lib_dir = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
