@@ -41,6 +41,29 @@ def timed(cmd, reps):
     return statistics.median(samples)
 
 
+def pass_times(cmd, reps):
+    """Median wall seconds of each entry of the -mlir-timing report (the
+    parser, every pass, the printer) over `reps` runs after one warm-up."""
+    samples = {}
+    for i in range(reps + 1):
+        out = subprocess.run(cmd + ["-mlir-timing", "-o", os.devnull], check=True,
+                             capture_output=True, text=True).stderr
+        if i == 0:
+            continue
+        for line in out.splitlines():
+            parts = line.split()
+            # "    0.2073 (  4.8%)  DistExpandSynchronizePass"
+            if len(parts) >= 3 and parts[1].startswith("(") and not line.startswith("    ("):
+                try:
+                    value = float(parts[0])
+                except ValueError:
+                    continue
+                name = parts[-1]
+                if name not in ("Total", "Rest", "DominanceInfo"):
+                    samples.setdefault(name, []).append(value)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
 def fit_exponent(xs, ys):
     lx = [math.log(x) for x in xs]
     ly = [math.log(y) for y in ys]
@@ -88,6 +111,9 @@ def main():
                 "mlir_opt_cse_s": timed([args.mlir_opt, generic, "--allow-unregistered-dialect",
                                          "-cse"], reps),
             }
+            # Inside the process: the pass alone, and every pass of the pipeline.
+            row["apply_no_sync_passes"] = pass_times([dist_opt, synced, "-apply-no-sync"], reps)
+            row["pipeline_passes"] = pass_times([dist_opt, src, "--dist-no-sync-pipeline"], reps)
             row["apply_no_sync_overhead"] = row["apply_no_sync_s"] / row["parse_print_s"] - 1
             row["pipeline_overhead"] = row["pipeline_s"] / row["parse_print_src_s"] - 1
             rows.append(row)
@@ -96,16 +122,27 @@ def main():
                   f"({100 * row['apply_no_sync_overhead']:+5.1f}%)  pipeline "
                   f"{row['pipeline_s']:7.3f} s ({100 * row['pipeline_overhead']:+5.1f}%)  "
                   f"mlir-opt -cse {row['mlir_opt_cse_s']:7.3f} s", flush=True)
-    big = [r for r in rows if r["layers"] >= 8]
+            print("      in process: " + ", ".join(
+                f"{k} {v:.4f} s" for k, v in row["pipeline_passes"].items()), flush=True)
+    # Below 32 layers the ~50 ms of process start-up dominates every time.
+    big = [r for r in rows if r["layers"] >= 32]
     result = {"mode": args.mode, "hidden": args.hidden, "reps": args.reps, "rows": rows}
     if len(big) >= 2:
+        layers = [r["layers"] for r in big]
         for key in ("parse_print_s", "apply_no_sync_s", "pipeline_s"):
-            result[f"exponent_{key[:-2]}"] = fit_exponent([r["layers"] for r in big],
-                                                          [r[key] for r in big])
-        print("fitted exponent over 8+ layers: apply-no-sync %.3f, pipeline %.3f, "
-              "parse+print %.3f" % (result["exponent_apply_no_sync"],
-                                    result["exponent_pipeline"],
-                                    result["exponent_parse_print"]))
+            result[f"exponent_{key[:-2]}"] = fit_exponent(layers, [r[key] for r in big])
+        result["exponent_apply_no_sync_pass"] = fit_exponent(
+            layers, [r["apply_no_sync_passes"]["ApplyNoSyncPass"] for r in big])
+        names = set.intersection(*(set(r["pipeline_passes"]) for r in big))
+        result["exponent_pipeline_passes"] = {
+            n: fit_exponent(layers, [r["pipeline_passes"][n] for r in big]) for n in sorted(names)}
+        print("fitted exponent over 32+ layers (whole process): apply-no-sync %.3f, "
+              "pipeline %.3f, parse+print %.3f" % (result["exponent_apply_no_sync"],
+                                                 result["exponent_pipeline"],
+                                                 result["exponent_parse_print"]))
+        print("fitted exponent over 32+ layers (in process): -apply-no-sync pass %.3f; " %
+              result["exponent_apply_no_sync_pass"] + ", ".join(
+                  f"{n} {e:.3f}" for n, e in result["exponent_pipeline_passes"].items()))
     at32 = [r for r in rows if r["layers"] == 32]
     if at32:
         print("at 32 layers: apply-no-sync adds %+.1f%% over parse+print (target <= 10%%), "

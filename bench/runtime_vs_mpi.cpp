@@ -11,6 +11,10 @@
 // blocking form) in nccl-tests conventions (bytes =
 // the full array: all_gather result, reduce_scatter input).
 //
+// The raw MPI calls run on their own duplicate of MPI_COMM_WORLD, as the
+// runtime's do (a library never shares the world communicator);
+// `--raw-comm world` uses MPI_COMM_WORLD itself instead.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dist_runtime/dist_runtime.h"
@@ -47,11 +51,13 @@ template <typename F> double timed(F &&f) {
 int main(int argc, char **argv) {
   std::vector<int> sizesMb = {1, 16, 64};
   int reps = 15, warmup = 3;
-  std::string jsonPath;
+  std::string jsonPath, rawCommName = "dup";
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc)
       reps = std::atoi(argv[++i]);
+    else if (arg == "--raw-comm" && i + 1 < argc)
+      rawCommName = argv[++i];
     else if (arg == "--json" && i + 1 < argc)
       jsonPath = argv[++i];
     else if (arg == "--sizes-mb" && i + 1 < argc) {
@@ -61,13 +67,20 @@ int main(int argc, char **argv) {
         sizesMb.push_back(std::atoi(tok));
     } else {
       std::fprintf(stderr, "usage: runtime_vs_mpi [--sizes-mb 1,16,64] "
-                           "[--reps N] [--json FILE]\n");
+                           "[--reps N] [--raw-comm dup|world] [--json FILE]\n");
       return 2;
     }
   }
   setenv("DIST_BACKEND", "mpi", 1);
   distrt_check(distrt_init(0));
   int rank = int(distrt_rank()), w = int(distrt_world_size());
+  MPI_Comm rawComm = MPI_COMM_WORLD;
+  if (rawCommName == "dup")
+    MPI_Comm_dup(MPI_COMM_WORLD, &rawComm);
+  else if (rawCommName != "world") {
+    std::fprintf(stderr, "runtime_vs_mpi: --raw-comm must be dup or world\n");
+    return 2;
+  }
   const char *kinds[] = {"all_reduce", "all_gather", "reduce_scatter"};
   if (rank == 0)
     std::printf("%-15s %5s %9s %9s %7s %9s %9s %7s %8s %8s\n", "collective",
@@ -85,9 +98,9 @@ int main(int argc, char **argv) {
         MPI_Request request = MPI_REQUEST_NULL;
         distrt_handle handle = 0;
         switch (variant * 3 + k) {
-        case 0: MPI_Allreduce(send.data(), recv.data(), int(full), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-        case 1: MPI_Allgather(send.data(), int(part), MPI_FLOAT, recv.data(), int(part), MPI_FLOAT, MPI_COMM_WORLD); break;
-        case 2: MPI_Reduce_scatter_block(send.data(), recv.data(), int(part), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+        case 0: MPI_Allreduce(send.data(), recv.data(), int(full), MPI_FLOAT, MPI_SUM, rawComm); break;
+        case 1: MPI_Allgather(send.data(), int(part), MPI_FLOAT, recv.data(), int(part), MPI_FLOAT, rawComm); break;
+        case 2: MPI_Reduce_scatter_block(send.data(), recv.data(), int(part), MPI_FLOAT, MPI_SUM, rawComm); break;
         case 3: distrt_check(distrt_all_reduce(0, send.data(), recv.data(), full, DISTRT_F32, DISTRT_SUM)); break;
         case 4: distrt_check(distrt_all_gather(0, send.data(), part, recv.data(), part * w, DISTRT_F32)); break;
         case 5: distrt_check(distrt_reduce_scatter(0, send.data(), part * w, recv.data(), part, DISTRT_F32, DISTRT_SUM)); break;
@@ -150,6 +163,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  if (rawComm != MPI_COMM_WORLD) MPI_Comm_free(&rawComm);
   distrt_check(distrt_finalize());
   return 0;
 }

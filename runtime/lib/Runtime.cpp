@@ -3,7 +3,9 @@
 // Validates every call, keeps handles, process groups, the stash, statistics,
 // the trace and the watchdog; the backends (Self, Mpi, Nccl) only move bytes.
 // The runtime is driven from one thread; the watchdog thread only reads the
-// pending table under the lock and aborts the job.
+// pending table under the lock and aborts the job, or, when the process is
+// told to terminate (mpirun's SIGTERM after a peer died), names what was
+// pending before it goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +89,16 @@ struct State {
 State *state = nullptr;
 thread_local std::string lastError;
 
+/// Set by the SIGTERM handler (async-signal-safe: a lock-free store); the
+/// watchdog thread reports and re-raises it.
+std::atomic<int> terminationSignal{0};
+struct sigaction previousTermAction;
+bool termHandlerInstalled = false;
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void onTerminate(int sig) { terminationSignal.store(sig, std::memory_order_relaxed); }
+
+
 int currentRank() { return state ? state->rank : -1; }
 
 distrt_status fail(distrt_status status, const std::string &message) {
@@ -121,6 +134,29 @@ std::string describeOp(const PendingOp &op) {
   state->backend->abortJob(124);
 }
 
+/// Reports the pending collectives (mpirun terminates the survivors of a
+/// dead rank with SIGTERM, then SIGKILL) and dies of the signal.
+[[noreturn]] void reportTermination(int sig) {
+  Clock::time_point now = Clock::now();
+  bool any = false;
+  for (auto &[handle, op] : state->pending) {
+    if (op.complete) continue;
+    any = true;
+    std::fprintf(stderr,
+                 "distrt: rank %d: terminated by signal %d while %s was pending for %lld ms\n",
+                 state->rank, sig, describeOp(op).c_str(),
+                 (long long)std::chrono::duration_cast<std::chrono::milliseconds>(now - op.start)
+                     .count());
+  }
+  if (!any)
+    std::fprintf(stderr, "distrt: rank %d: terminated by signal %d, no collective pending\n",
+                 state->rank, sig);
+  std::fflush(stderr);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+  std::_Exit(128 + sig);
+}
+
 void watchdogLoop() {
   std::unique_lock<std::mutex> lock(state->mutex);
   while (!state->stopping) {
@@ -130,6 +166,8 @@ void watchdogLoop() {
     state->stopWatchdog.wait_for(lock, period);
     if (state->stopping)
       break;
+    if (int sig = terminationSignal.exchange(0))
+      reportTermination(sig);
     Clock::time_point now = Clock::now();
     for (auto &[handle, op] : state->pending) {
       if (op.complete)
@@ -409,6 +447,14 @@ distrt_status distrt_init(int64_t expectedWorldSize) {
   if (!tracePath.empty())
     s->trace = std::make_unique<Trace>(tracePath, s->rank, s->worldSize);
   s->watchdog = std::thread(watchdogLoop);
+  // Only where nobody else handles SIGTERM.
+  struct sigaction current;
+  if (sigaction(SIGTERM, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    struct sigaction action = {};
+    action.sa_handler = onTerminate;
+    sigemptyset(&action.sa_mask);
+    termHandlerInstalled = sigaction(SIGTERM, &action, &previousTermAction) == 0;
+  }
   return DISTRT_OK;
 }
 
@@ -429,6 +475,10 @@ distrt_status distrt_finalize(void) {
   state->stopWatchdog.notify_all();
   if (state->watchdog.joinable())
     state->watchdog.join();
+  if (termHandlerInstalled) {
+    sigaction(SIGTERM, &previousTermAction, nullptr);
+    termHandlerInstalled = false;
+  }
   if (state->printStats)
     distrt_print_stats();
   if (state->trace) {
