@@ -8,6 +8,7 @@
 
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistDialect.h"
+#include "Dist/Support/InputGuard.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -54,6 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   // The MLIR lexer reads up to a terminating NUL: give it one.
   std::string source(reinterpret_cast<const char *>(data), size);
+  // What the tools reject before parsing (the parser would overflow its
+  // stack: test/Tools/deep-nesting.mlir).
+  if (dist::findExcessiveNesting(source, dist::kDefaultMaxNesting))
+    return 0;
   ParserConfig config(&context());
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, config);
   if (!module || failed(verify(*module)))

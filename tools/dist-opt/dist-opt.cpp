@@ -1,19 +1,33 @@
 //===- dist-opt.cpp - the dist optimizer driver ---------------------------===//
 //
 // mlir-opt with the dist dialect and passes registered next to every upstream
-// dialect, extension and pass.
+// dialect, extension and pass. The input's bracket nesting is checked before
+// MLIR parses it (Dist/Support/InputGuard.h): the parser would overflow its
+// stack on deep nesting rather than report an error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistDialect.h"
+#include "Dist/Support/InputGuard.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+static llvm::cl::opt<unsigned> maxNesting(
+    "dist-max-nesting",
+    llvm::cl::desc("reject input whose brackets nest deeper than this"),
+    llvm::cl::init(mlir::dist::kDefaultMaxNesting));
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
@@ -27,6 +41,28 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::dist::DistDialect>();
 
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "dist optimizer driver\n", registry));
+  auto [inputFilename, outputFilename] =
+      mlir::registerAndParseCLIOptions(argc, argv, "dist optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile(inputFilename, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (!mlir::dist::checkNesting(*input, maxNesting))
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> output = mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }

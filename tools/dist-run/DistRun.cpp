@@ -29,6 +29,7 @@
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
+#include "Dist/Support/InputGuard.h"
 #include "Dist/Transforms/Passes.h"
 #include "dist_runtime/dist_runtime.h"
 
@@ -210,6 +211,7 @@ int main(int argc, char **argv) {
   std::string error;
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer) return fail("cannot open '" + inputFile + "': " + buffer.getError().message());
+  if (!dist::checkNesting(**buffer)) return 1;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module) return 1;
