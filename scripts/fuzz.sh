@@ -23,8 +23,9 @@ import pathlib, sys
 root, corpus = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 n = 0
 for f in list((root / "test").rglob("*.mlir")) + list((root / "examples").rglob("*.mlir")):
-    for i, part in enumerate(f.read_text().split("// -----")):
-        (corpus / f"{f.stem}-{i}.mlir").write_text(part)
+    # Bytes, not text: regression inputs need not be UTF-8.
+    for i, part in enumerate(f.read_bytes().split(b"// -----")):
+        (corpus / f"{f.stem}-{i}.mlir").write_bytes(part)
         n += 1
 print(f"fuzz.sh: {n} seeds")
 PY
