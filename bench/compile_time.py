@@ -8,7 +8,8 @@ by default); the benchmark times, with dist-opt from the build:
                     -dist-expand-synchronize -dist-insert-grad-sync)
   pipeline          dist-opt in.mlir --dist-no-sync-pipeline
   mlir-opt -cse     upstream mlir-opt on the generic form of synced.mlir
-Medians over repeats after one warm-up, wall time of the whole process.
+Medians over repeats after one warm-up, wall time of the whole process, each
+tool on one thread (--mlir-disable-threading).
 Reports the pass's cost over parse+print of the same file, and the exponent
 of time ~ layers^e fitted (least squares, log-log) over 8..max layers.
 
@@ -31,7 +32,13 @@ from plotting import gnuplot
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# One thread: on a small shared machine MLIR's thread pool makes whole-process
+# times swing by tens of percent from run to run, for both sides alike.
+SERIAL = ["--mlir-disable-threading"]
+
+
 def timed(cmd, reps):
+    cmd = cmd + SERIAL
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)  # warm-up
     samples = []
     for _ in range(reps):
@@ -46,7 +53,7 @@ def pass_times(cmd, reps):
     parser, every pass, the printer) over `reps` runs after one warm-up."""
     samples = {}
     for i in range(reps + 1):
-        out = subprocess.run(cmd + ["-mlir-timing", "-o", os.devnull], check=True,
+        out = subprocess.run(cmd + SERIAL + ["-mlir-timing", "-o", os.devnull], check=True,
                              capture_output=True, text=True).stderr
         if i == 0:
             continue
@@ -113,6 +120,9 @@ def main():
             }
             # Inside the process: the pass alone, and every pass of the pipeline.
             row["apply_no_sync_passes"] = pass_times([dist_opt, synced, "-apply-no-sync"], reps)
+            # The pass without the verifier run dist-opt does after each pass.
+            row["apply_no_sync_unverified_passes"] = pass_times(
+                [dist_opt, synced, "-apply-no-sync", "-verify-each=false"], reps)
             row["pipeline_passes"] = pass_times([dist_opt, src, "--dist-no-sync-pipeline"], reps)
             row["apply_no_sync_overhead"] = row["apply_no_sync_s"] / row["parse_print_s"] - 1
             row["pipeline_overhead"] = row["pipeline_s"] / row["parse_print_src_s"] - 1
@@ -156,8 +166,8 @@ def main():
 
 
 def plot(rows, png, mode):
-    data = [["layers", "parse_print", "apply_no_sync", "pipeline", "cse"]]
-    data += [[r["layers"], r["parse_print_s"], r["apply_no_sync_s"], r["pipeline_s"],
+    # columns: layers, parse+print, apply-no-sync, pipeline, cse
+    data = [[r["layers"], r["parse_print_s"], r["apply_no_sync_s"], r["pipeline_s"],
               r["mlir_opt_cse_s"]] for r in rows]
     gnuplot(png, data, f"""
 set terminal png size 800,520

@@ -4,7 +4,8 @@
 # runtime against raw MPI (runtime_vs_mpi.json), and step throughput and
 # memory with and without no_sync (step_throughput.json/.png). Prints each
 # table. Installs gnuplot-nox for the plots if it is missing.
-# Environment: BUILD_DIR (default build), REPS (default 15), LAYERS
+# Environment: BUILD_DIR (default build), REPS (default 15), COMPILE_REPS
+# (default 9, the compile-time medians), LAYERS
 # (default 1,8,32,128,1024).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,4 +26,5 @@ echo "== runtime against raw MPI (2 ranks)"
   --json "$out/runtime_vs_mpi.json"
 echo "== compile time"
 python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
+  --reps "${COMPILE_REPS:-9}" \
   --json "$out/compile_time.json" --png "$out/compile_time.png"

@@ -69,7 +69,7 @@ def row(r):
 
 def plot(rows, png):
     """Samples/s of each scheme over always-sync's, one group per run."""
-    data = [["run", "one_round", "two_round", "always_sync"]]
+    data = []  # columns: run, one_round, two_round, always_sync
     for r in rows:
         if r["ranks"] != 2:  # oversubscribed: no throughput figure
             continue
@@ -77,8 +77,9 @@ def plot(rows, png):
                      f'{r["one_round_sps"] / r["always_sync_sps"]:.4f}',
                      f'{r["two_round_sps"] / r["always_sync_sps"]:.4f}', "1.0"])
     gnuplot(png, data, """
-set terminal png size 900,480
+set terminal png size 900,500
 set output '{png}'
+set bmargin 4
 set title 'Window throughput over always-sync (2 ranks, K = 4, MPI on CPU)'
 set ylabel 'samples/s, relative to always-sync'
 set style data histograms

@@ -291,25 +291,29 @@ distrt_status startCollective(int kind, distrt_group groupId,
   if (distrt_status s = lookupGroup(groupId, what, &group))
     return s;
   int w = group->size();
-  std::ostringstream where;
-  where << what << " on group " << groupId << " (size " << w << ")";
+  // Formatted only for a diagnostic: a stream per call costs microseconds.
+  auto where = [&] {
+    std::ostringstream os;
+    os << what << " on group " << groupId << " (size " << w << ")";
+    return os.str();
+  };
   if (!handle && !blocking)
-    return fail(DISTRT_ERR_INVALID, where.str() + ": null handle pointer");
+    return fail(DISTRT_ERR_INVALID, where() + ": null handle pointer");
   if (!isValidDtype(dtype))
     return fail(DISTRT_ERR_INVALID,
-                where.str() + ": unknown dtype " + std::to_string(dtype));
+                where() + ": unknown dtype " + std::to_string(dtype));
   if (kind != DISTRT_KIND_ALL_GATHER && !isValidReduction(op))
     return fail(DISTRT_ERR_INVALID,
-                where.str() + ": unknown reduction " + std::to_string(op));
+                where() + ": unknown reduction " + std::to_string(op));
   if (sendCount < 0 || recvCount < 0)
-    return fail(DISTRT_ERR_INVALID, where.str() + ": negative element count");
+    return fail(DISTRT_ERR_INVALID, where() + ": negative element count");
   int64_t expectedRecv = kind == DISTRT_KIND_ALL_GATHER ? sendCount * w
                          : kind == DISTRT_KIND_REDUCE_SCATTER
                              ? (sendCount % w ? -1 : sendCount / w)
                              : sendCount;
   if (recvCount != expectedRecv) {
     std::ostringstream os;
-    os << where.str() << ": send buffer of " << sendCount
+    os << where() << ": send buffer of " << sendCount
        << " elements and receive buffer of " << recvCount
        << " elements do not match a group of " << w << " ranks";
     if (kind == DISTRT_KIND_ALL_GATHER)
@@ -320,11 +324,11 @@ distrt_status startCollective(int kind, distrt_group groupId,
   }
   size_t size = dtypeSize(dtype);
   if ((sendCount > 0 && !send) || (recvCount > 0 && !recv))
-    return fail(DISTRT_ERR_INVALID, where.str() + ": null buffer");
+    return fail(DISTRT_ERR_INVALID, where() + ": null buffer");
   if (kind != DISTRT_KIND_ALL_REDUCE && sendCount > 0 &&
       overlaps(send, sendCount * size, recv, recvCount * size))
     return fail(DISTRT_ERR_INVALID,
-                where.str() + ": send and receive buffers overlap");
+                where() + ": send and receive buffers overlap");
 
   CollectiveDesc desc{kind, send, recv,
                       kind == DISTRT_KIND_REDUCE_SCATTER ? recvCount
@@ -332,7 +336,7 @@ distrt_status startCollective(int kind, distrt_group groupId,
                       dtype, op};
   if (state->checkCollectives)
     if (distrt_status s = checkSameCollective(*group, groupId, desc,
-                                              where.str()))
+                                              where()))
       return s;
   int64_t divideBy = 1;
   if (op == DISTRT_AVG && kind != DISTRT_KIND_ALL_GATHER &&
@@ -370,7 +374,7 @@ distrt_status startCollective(int kind, distrt_group groupId,
   std::unique_ptr<Pending> pending = group->start(desc, error);
   if (!pending)
     return fail(DISTRT_ERR_BACKEND,
-                where.str() + " of " + std::to_string(bytes) + " bytes " +
+                where() + " of " + std::to_string(bytes) + " bytes " +
                     dtypeName(dtype) + ": " + error);
   state->stats.calls[kind] += 1;
   state->stats.bytes[kind] += bytes;
