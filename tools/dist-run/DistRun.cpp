@@ -385,7 +385,7 @@ int main(int argc, char **argv) {
   int64_t counts[2] = {passed, failed}, total[2];
   distrt_check(distrt_all_reduce(0, counts, total, 2, DISTRT_I64, DISTRT_SUM));
   if (rank == 0) {
-    std::fflush(stdout); // the statistics go to stderr: keep the order
+    std::fflush(stdout); // the statistics go to stderr (mpirun may still reorder)
     distrt_print_stats();
     int timed = windowsOpt > 1 ? windowsOpt - 1 : 1;
     std::printf("throughput: %.1f micro-batches/s with no_sync, %.1f always-sync (x%.2f), "
