@@ -406,3 +406,24 @@ func.func @unknown_op(%x: tensor<4xf32>) {
   dist.broadcast %x : tensor<4xf32>
   return
 }
+
+// -----
+
+// Ties on functions other than func.func are checked by the attribute hooks
+// themselves (func.func's go through the shared symbol table).
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+// expected-error @+1 {{expected argument #0 tied to @p to have type 'tensor<4x3xf32>', but got 'i32'}}
+llvm.func @llvm_param_arg_type(%a: i32 {dist.param = @p})
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+// expected-error @+1 {{expected result #0, the gradient of @p, to have type 'tensor<8x3xf32>' (local) or 'tensor<4x3xf32>' (synced), but got 'i32'}}
+llvm.func @llvm_grad_result_type() -> (i32 {dist.grad = @p})
+
+// -----
+
+// expected-error @+1 {{'dist.param' on argument #0 names @q, which is not a dist.parameter}}
+llvm.func @llvm_param_arg_unknown(%a: i32 {dist.param = @q})
