@@ -27,4 +27,17 @@ def Dist_SyncKind : I32EnumAttr<"SyncKind",
   let cppNamespace = "::mlir::dist";
 }
 
+def Dist_GradSyncPhase : I32EnumAttr<"GradSyncPhase",
+    "which part of a parameter's gradient sync a dist.grad_sync performs", [
+  // Pre-averaging and every stage: the local gradient to the synced one.
+  I32EnumAttrCase<"Full", 0, "full">,
+  // Pre-averaging and the stage on the parameter's `axes` (for HSDP the
+  // intra-node reduce-scatter): what a partial no_sync still communicates.
+  I32EnumAttrCase<"Shard", 1, "shard">,
+  // The stage on `replicate_axes` (for HSDP the inter-node all-reduce).
+  I32EnumAttrCase<"Replicate", 2, "replicate">
+]> {
+  let cppNamespace = "::mlir::dist";
+}
+
 #endif // DIST_IR_DISTENUMS_TD

@@ -268,6 +268,54 @@ def Dist_SynchronizeOp : Dist_Op<"synchronize", [
 }
 
 //===----------------------------------------------------------------------===//
+// Gradient synchronization
+//===----------------------------------------------------------------------===//
+
+def Dist_GradSyncOp : Dist_Op<"grad_sync", [
+    Dist_CommEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "this rank's synchronized gradient of a parameter";
+  let description = [{
+    The autodiff counterpart of `dist.synchronize`: from this rank's local
+    gradient `grad` of `param` (the unsharded type), yields what the
+    optimizer of this rank must see, the gradient averaged over the
+    parameter's whole data-parallel degree W (its group on `axes` times its
+    group on `replicate_axes`): `(1/W) sum_ranks grad`, and for a
+    `fully_sharded` parameter this rank's dim-0 shard of it.
+
+    How that is communicated is not written here but derived from the
+    `dist.parameter`, in one place (`GradSyncPlan`) that the verifier, the
+    passes, the report and `-dist-expand-grad-sync` share: pre-averaging by
+    1/W, then a sum `reduce_scatter` along dim 0 (`fully_sharded`) or a sum
+    `all_reduce` (`replicated`) over `axes`, then, with `replicate_axes`, a
+    sum `all_reduce` over those.
+
+    `phase` splits a sync that has a `replicate_axes` stage in two, as HSDP
+    partial no_sync needs: `shard` is the pre-averaging and the stage on
+    `axes` (unsharded -> local type), `replicate` the stage on
+    `replicate_axes` (local -> local type). `full` (the default) is both.
+
+    The passes rewrite this op, never re-recognize its expansion:
+    `-apply-no-sync` replaces it by `dist.stash_grad_for_fsdp`, the sync
+    step makes its input `dist.take_stash + grad`.
+
+    Example:
+
+    ```mlir
+    dist.mesh @world shape = [2]
+    dist.parameter @w : tensor<8x12xf32> fully_sharded on @world
+    %s = dist.grad_sync %g for @w : tensor<16x12xf32> -> tensor<8x12xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$grad, FlatSymbolRefAttr:$param,
+      DefaultValuedAttr<Dist_GradSyncPhase, "::mlir::dist::GradSyncPhase::Full">:$phase);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $grad `for` $param (`phase` `=` $phase^)? attr-dict `:` type($grad) `->`
+    type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // The gradient stash
 //===----------------------------------------------------------------------===//
 

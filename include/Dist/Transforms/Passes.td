@@ -34,15 +34,49 @@ def DistInsertGradSyncPass
   let summary = "insert the gradient synchronization of every tied gradient";
   let description = [{
     The autodiff rule of `dist.synchronize`. For every function result
-    `{dist.grad = @p}` that still holds the local, unsynchronized gradient,
-    inserts pre-averaging by W (the parameter's whole data-parallel group),
-    then
-    - `replicated`: `dist.all_reduce` sum over the group + wait;
-    - `fully_sharded`: `dist.reduce_scatter` sum along dim 0 + wait, and the
-      result becomes the local shard's type;
-    - with `replicate_axes` (HSDP): the reduce-scatter on the shard axes, then
-      a `dist.all_reduce` sum on the replicate axes.
-    Gradients already synchronized are left alone, so the pass is idempotent.
+    `{dist.grad = @p}` that holds the rank-local gradient, inserts
+    `dist.grad_sync %g for @p`: the gradient averaged over the parameter's
+    whole data-parallel degree and, for a sharded parameter, this rank's
+    shard (the result takes the local type). `-dist-expand-grad-sync` writes
+    out its collectives from the parameter (pre-averaging, then a
+    reduce-scatter or an all-reduce over `axes`, then with `replicate_axes`
+    an all-reduce over those).
+
+    A result is local when no communication produced it. Explicit
+    collective chains that match the parameter's sync are raised to
+    `dist.grad_sync` and left synced, so the pass is idempotent. Anything
+    else is an error at the op that makes it so: a gradient computed from a
+    collective, a sync or a call that may communicate (already synchronized
+    by the frontend, clipped after its sync, ...) would otherwise be
+    synchronized twice. A function whose result types change may not be
+    called in the module (calls are not followed), and a function returning
+    tied gradients must have a single block.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numSynced", "synced", "gradients given a synchronization">,
+  ];
+}
+
+def DistExpandGradSyncPass
+    : Pass<"dist-expand-grad-sync", "::mlir::ModuleOp"> {
+  let summary = "write out each dist.grad_sync as its collectives";
+  let description = [{
+    Expands `dist.grad_sync` from its parameter's description, the one place
+    the structure of a gradient sync is written: pre-averaging by 1/W (phases
+    `full` and `shard`), then for each stage of the phase a sum collective
+    and its wait.
+
+    ```mlir
+    %s = dist.grad_sync %g for @w : tensor<16x12xf32> -> tensor<8x12xf32>
+    // becomes, for @w fully_sharded on a mesh of 2
+    %c = arith.constant dense<2.0> : tensor<16x12xf32>
+    %d = arith.divf %g, %c : tensor<16x12xf32>
+    %f = dist.reduce_scatter %d on @world reduction = sum scatter_axis = 0
+        : tensor<16x12xf32> -> !dist.future<tensor<8x12xf32>>
+    %s = dist.wait %f : !dist.future<tensor<8x12xf32>>
+    ```
   }];
   let options = [
     Option<"useReciprocal", "use-reciprocal", "bool", /*default=*/"false",
@@ -51,7 +85,7 @@ def DistInsertGradSyncPass
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
   let statistics = [
-    Statistic<"numSynced", "synced", "gradients given a synchronization">,
+    Statistic<"numExpanded", "expanded", "gradient syncs expanded">,
   ];
 }
 
@@ -59,10 +93,11 @@ def ApplyNoSyncPass : Pass<"apply-no-sync", "::mlir::ModuleOp"> {
   let summary = "make backward functions communicate no gradients";
   let description = [{
     Rewrites a backward function for the no_sync micro-batches of a
-    gradient-accumulation window. For every result `{dist.grad = @p}` it finds
-    the synchronization chain in the IR (pre-averaging division, collective,
-    wait), removes it, and stashes the local gradient with
-    `dist.stash_grad_for_fsdp` right after the op that produced it. ZeRO-3
+    gradient-accumulation window. For every result `{dist.grad = @p}` that is
+    `dist.grad_sync %g for @p` it removes the sync and stashes `%g` with
+    `dist.stash_grad_for_fsdp` right after the op that produced it. A sync
+    spelled as explicit ops (pre-averaging, collective, wait) is first raised
+    to `dist.grad_sync` when it matches the parameter's sync exactly. ZeRO-3
     parameter all-gathers are not gradient syncs and stay.
 
     The stashed gradients leave the function's results; every other result
@@ -75,8 +110,12 @@ def ApplyNoSyncPass : Pass<"apply-no-sync", "::mlir::ModuleOp"> {
 
     Legality: skipping a sync is only correct when the synced gradient is used
     by nothing but the return. Any other use (clipping, a norm, a NaN check)
-    is an error at that use. Results tied to a parameter whose chain does not
-    match are reported with a warning, or an error under `strict`.
+    is an error at that use. So is a tied result computed from communication
+    that is not its sync (an explicit chain that does not match the
+    parameter's sync, a clip after the sync, a frontend's own collective), and
+    a function that already consumes the stash. A tied result that is not
+    synchronized at all has nothing to skip: a warning, or an error under
+    `strict`.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
@@ -98,11 +137,14 @@ def DistSyncStepPass : Pass<"dist-sync-step", "::mlir::ModuleOp"> {
   let summary = "make backward functions consume the stash in one round";
   let description = [{
     Rewrites a synchronized backward into the sync step of a window: each
-    gradient's collective now operates on `(take_stash(@p) + g) / W`, so the
+    `dist.grad_sync %g for @p` now reads `dist.take_stash @p + %g`, so the
     stash accumulated by the no_sync micro-batches is communicated in the same
-    single round as the last micro-batch's gradient, and `dist.take_stash`
-    releases it. Under `hsdp-partial` the stash (sharded) is added after the
-    reduce-scatter, before the replicate-axis all-reduce. Idempotent.
+    single round as the last micro-batch's gradient (pre-averaged together),
+    and `dist.take_stash` releases it. Under `hsdp-partial` a sync with a
+    replicate stage is split into its `shard` and `replicate` phases and the
+    (sharded) stash is added between them. Explicit chains are raised first,
+    as in `-apply-no-sync`; a tied result computed from communication but not
+    its sync is an error. Idempotent.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
@@ -128,7 +170,16 @@ def DistGradAccumulationPass
     `@f_no_sync` rewritten by `-apply-no-sync` (for micro-batches 1..K-1) and
     rewrites `@f` itself by `-dist-sync-step` (for micro-batch K), so one
     invocation yields the whole window from one input. Functions that already
-    have their `_no_sync` variant are left alone.
+    have their `_no_sync` variant, or whose syncs all consume the stash, are
+    left alone.
+
+    The two variants are a contract with the driver: every tied gradient is
+    stashed in the first and synchronized over the window in the second. So
+    every tied result that is not a sync is an error here (`strict` or not),
+    as is a function where some syncs consume the stash and others do not,
+    and a function that is called by a `func.call` (its variant would never
+    be called). A function whose tied results are all unsynchronized gets a
+    warning (an error under `strict`): it has no window to write.
   }];
   let options = [
     Option<"suffix", "no-sync-suffix", "std::string", /*default=*/"\"_no_sync\"",

@@ -1,14 +1,14 @@
 //===- ApplyNoSync.cpp - backward without gradient communication ----------===//
 //
 // Rewrites a backward function for the no_sync micro-batches of a
-// gradient-accumulation window: gradient syncs found by analyzeGradSyncs are
-// removed, the local gradients are stashed right after their producers, and
-// the stashed gradients leave the function's results.
+// gradient-accumulation window: each dist.grad_sync of a returned gradient is
+// replaced by dist.stash_grad_for_fsdp of its input, right after the input's
+// producer, and the stashed gradients leave the function's results.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
-#include "Dist/Transforms/GradSyncChain.h"
+#include "Dist/Transforms/GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,54 +26,92 @@ namespace mlir::dist {
 using namespace mlir;
 using namespace mlir::dist;
 
-/// Erases `op` and then any constant it alone kept alive.
-static void eraseWithDeadConstants(Operation *op) {
-  SmallVector<Operation *> operands;
-  for (Value operand : op->getOperands())
-    if (Operation *def = operand.getDefiningOp())
-      operands.push_back(def);
-  op->erase();
-  for (Operation *def : operands)
-    if (def->use_empty() && def->hasTrait<OpTrait::ConstantLike>())
-      def->erase();
+/// Emits an error at every use of `value` other than `allowed` (the return
+/// of the synced gradient, or the next phase of its sync).
+static bool refuseOtherUses(Value value, function_ref<bool(OpOperand &)> allowed,
+                            TiedGradient &tied, func::ReturnOp ret) {
+  bool refused = false;
+  for (OpOperand &use : value.getUses()) {
+    if (allowed(use))
+      continue;
+    refused = true;
+    InFlightDiagnostic diag =
+        use.getOwner()->emitError()
+        << "skipping the gradient sync of "
+        << SymbolRefAttr::get(tied.param.getSymNameAttr())
+        << " would change the program: this op uses the synchronized "
+           "gradient, which only the return may use";
+    diag.attachNote(ret.getLoc())
+        << "the synchronized gradient is returned here as result #"
+        << tied.resultIndex;
+  }
+  return refused;
 }
 
-LogicalResult mlir::dist::rewriteToNoSync(FunctionOpInterface func,
-                                          MutableArrayRef<GradSyncChain> chains,
-                                          bool hsdpPartial,
-                                          Operation *module) {
+LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
+                                          MutableArrayRef<TiedGradient> tied,
+                                          bool hsdpPartial, Operation *module) {
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
   llvm::BitVector removed(func.getNumResults());
-  for (GradSyncChain &chain : chains)
-    removed.set(chain.resultIndex);
+  bool refused = false;
+  for (TiedGradient &t : tied) {
+    assert(t.form == TiedGradient::Form::Synced && !t.consumesStash);
+    removed.set(t.resultIndex);
+    refused |= refuseOtherUses(
+        t.sync.getResult(),
+        [&](OpOperand &use) {
+          return use.getOwner() == ret &&
+                 use.getOperandNumber() == t.resultIndex;
+        },
+        t, ret);
+    if (t.isSplit())
+      refused |= refuseOtherUses(
+          t.shardSync.getResult(),
+          [&](OpOperand &use) { return use.getOwner() == t.sync; }, t, ret);
+  }
+  if (refused)
+    return failure();
 
-  // Check the callers first so that a failure leaves the IR untouched.
+  // Check the callers before changing anything.
   SmallVector<func::CallOp> calls;
-  bool callerUsesGradient = false;
   module->walk([&](func::CallOp call) {
     if (call.getCallee() != func.getName())
       return;
     calls.push_back(call);
-    for (GradSyncChain &chain : chains)
-      for (OpOperand &use : call.getResult(chain.resultIndex).getUses()) {
-        callerUsesGradient = true;
+    for (TiedGradient &t : tied)
+      for (OpOperand &use : call.getResult(t.resultIndex).getUses()) {
+        refused = true;
         use.getOwner()->emitError()
-            << "this op uses result #" << chain.resultIndex << " of "
+            << "this op uses result #" << t.resultIndex << " of "
             << SymbolRefAttr::get(func.getNameAttr()) << ", the gradient of "
-            << SymbolRefAttr::get(chain.param.getSymNameAttr())
+            << SymbolRefAttr::get(t.param.getSymNameAttr())
             << ", which no_sync stashes instead of returning";
       }
   });
-  if (callerUsesGradient)
+  if (refused)
     return failure();
 
   // Stash right after the producer, in result order when several gradients
-  // share one.
+  // share one; the syncs go.
   llvm::DenseMap<Operation *, Operation *> lastStash;
-  Block &entry = func.getFunctionBody().front();
-  for (GradSyncChain &chain : chains) {
-    bool partial = hsdpPartial && chain.stages.size() == 2;
-    Value stashed = partial ? Value(chain.stages.front().wait.getResult())
-                            : chain.localGrad;
+  SmallVector<Operation *> dead;
+  for (TiedGradient &t : tied) {
+    auto param = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
+    Value stashed = t.firstSync().getGrad();
+    dead.push_back(t.sync);
+    if (hsdpPartial && t.plan.hasReplicateStage()) {
+      // Keep the intra-node phase; stash its shard.
+      if (t.isSplit()) {
+        stashed = t.shardSync.getResult();
+      } else {
+        OpBuilder builder(t.sync);
+        stashed = GradSyncOp::create(builder, t.sync.getLoc(),
+                                     t.plan.syncedType, t.sync.getGrad(),
+                                     param.getValue(), GradSyncPhase::Shard);
+      }
+    } else if (t.isSplit()) {
+      dead.push_back(t.shardSync);
+    }
     OpBuilder builder(func.getContext());
     Operation *producer = stashed.getDefiningOp();
     Operation *&anchor = lastStash[producer];
@@ -82,27 +120,17 @@ LogicalResult mlir::dist::rewriteToNoSync(FunctionOpInterface func,
     else if (producer)
       builder.setInsertionPointAfter(producer);
     else
-      builder.setInsertionPointToStart(&entry);
-    anchor = StashGradOp::create(builder, stashed.getLoc(), stashed,
-                                 SymbolRefAttr::get(chain.param.getSymNameAttr()));
+      builder.setInsertionPointToStart(&func.getBody().front());
+    anchor = StashGradOp::create(builder, stashed.getLoc(), stashed, param);
   }
 
-  // Drop the results, then the communication that fed them.
-  Operation *ret = func.getFunctionBody().back().getTerminator();
   SmallVector<Value> kept;
-  for (auto [i, operand] : llvm::enumerate(ret->getOperands()))
+  for (auto [i, operand] : llvm::enumerate(ret.getOperands()))
     if (!removed.test(i))
       kept.push_back(operand);
   ret->setOperands(kept);
-  for (GradSyncChain &chain : chains) {
-    bool partial = hsdpPartial && chain.stages.size() == 2;
-    SmallVector<Operation *> ops =
-        partial ? SmallVector<Operation *>{chain.stages.back().collective,
-                                           chain.stages.back().wait}
-                : chain.ops();
-    for (Operation *op : llvm::reverse(ops))
-      eraseWithDeadConstants(op);
-  }
+  for (Operation *op : dead)
+    op->erase();
   if (failed(func.eraseResults(removed)))
     return func.emitError("could not remove the stashed gradient results");
 
@@ -130,39 +158,58 @@ struct ApplyNoSyncPass
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
     llvm::DenseSet<StringRef> selected(functions.begin(), functions.end());
+    for (StringRef name : selected)
+      if (!symbolTable.lookupSymbolIn(module,
+                                      StringAttr::get(&getContext(), name))) {
+        module.emitError() << "apply-no-sync: no function named @" << name;
+        return signalPassFailure();
+      }
     SmallVector<func::FuncOp> funcs;
     module.walk([&](func::FuncOp func) {
       if (selected.empty() || selected.contains(func.getName()))
         funcs.push_back(func);
     });
     for (func::FuncOp func : funcs) {
-      GradSyncAnalysis analysis = analyzeGradSyncs(func, symbolTable);
-      if (analysis.illegal)
+      FailureOr<GradSyncAnalysis> analysis =
+          analyzeGradSyncs(func, symbolTable);
+      if (failed(analysis))
         return signalPassFailure();
-      // A sync step already communicates the stash: skipping its sync would
-      // drop the accumulated gradient.
-      for (GradSyncChain &chain : analysis.chains)
-        if (chain.consumesStash)
-          analysis.mismatches.push_back(
-              {chain.resultIndex, chain.param,
-               "it already consumes the stash (a -dist-sync-step function)"});
-      llvm::erase_if(analysis.chains,
-                     [](GradSyncChain &c) { return c.consumesStash; });
-      if (failed(reportMismatches(func, analysis.mismatches, strict,
-                                  "apply-no-sync")))
+      SmallVector<TiedGradient> stashed;
+      bool failedAny = false;
+      for (TiedGradient &t : analysis->tied) {
+        if (t.form == TiedGradient::Form::Synced && !t.consumesStash) {
+          stashed.push_back(t);
+          continue;
+        }
+        if (t.form == TiedGradient::Form::Synced)
+          markStashConsumer(t);
+        else if (t.form == TiedGradient::Form::Local)
+          t.reason = "is not synchronized: there is no sync to skip (run "
+                     "-dist-insert-grad-sync first)";
+        // Rewriting around a value computed from communication would change
+        // what it computes: always an error.
+        bool warn = !strict && !t.derivedFromCommunication;
+        reportTiedGradient(func, *analysis, t, "apply-no-sync", warn);
+        failedAny |= !warn;
+      }
+      if (failedAny)
         return signalPassFailure();
-      if (analysis.chains.empty())
+      if (stashed.empty())
         continue;
-      if (failed(rewriteToNoSync(func, analysis.chains, hsdpPartial, module)))
+      if (failed(rewriteToNoSync(func, stashed, hsdpPartial, module)))
         return signalPassFailure();
-      numStashed += analysis.chains.size();
+      numStashed += stashed.size();
       ++numFunctions;
     }
-    for (StringRef name : selected)
-      if (!symbolTable.lookupSymbolIn(module, StringAttr::get(&getContext(), name))) {
-        module.emitError() << "apply-no-sync: no function named @" << name;
-        return signalPassFailure();
-      }
+  }
+
+  /// A sync step already communicates the stash: skipping its sync would
+  /// drop the accumulated gradient.
+  static void markStashConsumer(TiedGradient &t) {
+    t.at = t.sync;
+    t.derivedFromCommunication = true;
+    t.reason = "already consumes the stash (a -dist-sync-step function): "
+               "skipping its sync would drop the accumulated gradient";
   }
 };
 } // namespace

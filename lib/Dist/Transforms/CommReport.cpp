@@ -1,7 +1,7 @@
 //===- CommReport.cpp - bytes moved by collectives, per call and window ---===//
 
 #include "Dist/IR/DistOps.h"
-#include "Dist/Transforms/GradSyncChain.h"
+#include "Dist/Transforms/ExplicitSync.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -103,39 +103,109 @@ struct DistCommReportPass
     markAllAnalysesPreserved();
   }
 
+  /// The collectives of explicit gradient syncs returned by `func`, mapped
+  /// to their parameter.
+  llvm::DenseMap<Operation *, StringRef>
+  explicitGradientSyncs(func::FuncOp func, SymbolTableCollection &symbolTable) {
+    llvm::DenseMap<Operation *, StringRef> gradientOf;
+    if (func.isExternal() || !func.getBody().hasOneBlock())
+      return gradientOf;
+    auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    for (unsigned i = 0, e = func.getNumResults(); ret && i < e; ++i) {
+      auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
+          i, DistDialect::getGradAttrName());
+      ParameterOp param = lookupParameter(func, ref, &symbolTable);
+      std::string why;
+      Operation *at = nullptr;
+      FailureOr<GradSyncPlan> plan =
+          param ? getGradSyncPlan(param, &symbolTable, why)
+                : FailureOr<GradSyncPlan>(failure());
+      if (failed(plan))
+        continue;
+      FailureOr<ExplicitSync> sync = matchExplicitSync(
+          ret.getOperand(i), *plan, symbolTable, why, at);
+      if (succeeded(sync))
+        for (ExplicitStage &stage : sync->stages)
+          gradientOf[stage.collective] = param.getSymName();
+    }
+    return gradientOf;
+  }
+
+  LogicalResult addRow(SmallVectorImpl<Row> &rows, func::FuncOp func,
+                       Operation *op, StringRef kind,
+                       std::optional<int64_t> size, RankedTensorType full,
+                       bool allReduce, StringRef param) {
+    if (!size || !full.hasStaticShape())
+      return op->emitError("dist-comm-report: needs a static shape and a "
+                           "valid group to count bytes");
+    int64_t w = *size;
+    int64_t bytes = tensorBytes(full);
+    double factor = allReduce ? 2.0 * (w - 1) / w : double(w - 1) / w;
+    rows.push_back({func.getName().str(), kind.str(), str(op->getLoc()),
+                    str(full), w, bytes, bytes * factor, param.str()});
+    return success();
+  }
+
   LogicalResult collect(SmallVectorImpl<Row> &rows) {
     SymbolTableCollection symbolTable;
+    bool anyTie = false;
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
-      GradSyncAnalysis analysis =
-          analyzeGradSyncs(func, symbolTable, /*diagnose=*/false);
-      llvm::DenseMap<Operation *, StringRef> gradientOf;
-      for (GradSyncChain &chain : analysis.chains)
-        for (SyncStage &stage : chain.stages)
-          gradientOf[stage.collective] = chain.param.getSymName();
-      WalkResult inner = func.walk([&](CollectiveOpInterface op) {
-        std::optional<int64_t> size = op.getGroupSize(&symbolTable);
-        RankedTensorType full = op.getInput().getType();
-        if (isa<AllGatherOp>(op))
-          full = cast<RankedTensorType>(op.getResult().getType().getValueType());
-        if (!size || !full.hasStaticShape()) {
-          op->emitError("dist-comm-report: needs a static shape and a valid "
-                        "group to count bytes");
-          return WalkResult::interrupt();
+      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+        anyTie |= bool(func.getResultAttr(i, DistDialect::getGradAttrName()));
+      llvm::DenseMap<Operation *, StringRef> gradientOf =
+          explicitGradientSyncs(func, symbolTable);
+      WalkResult inner = func.walk([&](Operation *op) {
+        LogicalResult added = success();
+        if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+          RankedTensorType full = collective.getInput().getType();
+          if (isa<AllGatherOp>(op))
+            full = cast<RankedTensorType>(
+                collective.getResult().getType().getValueType());
+          added = addRow(rows, func, op, op->getName().stripDialect(),
+                         collective.getGroupSize(&symbolTable), full,
+                         isa<AllReduceOp>(op), gradientOf.lookup(op));
+        } else if (auto sync = dyn_cast<GradSyncOp>(op)) {
+          added = addGradSyncRows(rows, func, sync, symbolTable);
         }
-        int64_t w = *size;
-        int64_t bytes = tensorBytes(full);
-        double factor = isa<AllReduceOp>(op) ? 2.0 * (w - 1) / w
-                                             : double(w - 1) / w;
-        rows.push_back({func.getName().str(),
-                        op->getName().stripDialect().str(), str(op.getLoc()),
-                        str(full), w, bytes, bytes * factor,
-                        gradientOf.lookup(op).str()});
-        return WalkResult::advance();
+        return failed(added) ? WalkResult::interrupt() : WalkResult::advance();
       });
       return inner.wasInterrupted() ? WalkResult::interrupt()
                                     : WalkResult::advance();
     });
-    return failure(result.wasInterrupted());
+    if (result.wasInterrupted())
+      return failure();
+    if (anyTie && llvm::none_of(rows, [](const Row &r) {
+          return !r.param.empty();
+        }))
+      getOperation().emitWarning()
+          << "dist-comm-report: the module has gradients tied to parameters "
+             "but no gradient sync (dist.grad_sync or a matching explicit "
+             "chain): no_sync saves nothing here; run -dist-no-sync-pipeline "
+             "first";
+    return success();
+  }
+
+  /// One row per collective that the sync's expansion will issue.
+  LogicalResult addGradSyncRows(SmallVectorImpl<Row> &rows, func::FuncOp func,
+                                GradSyncOp sync,
+                                SymbolTableCollection &symbolTable) {
+    ParameterOp param = lookupParameter(sync, sync.getParamAttr(), &symbolTable);
+    std::string why;
+    FailureOr<GradSyncPlan> plan =
+        param ? getGradSyncPlan(param, &symbolTable, why)
+              : FailureOr<GradSyncPlan>(failure());
+    if (failed(plan))
+      return sync.emitError() << "dist-comm-report: cannot count the sync of "
+                              << sync.getParamAttr() << ": " << why;
+    for (const GradSyncStage &stage : plan->stagesOf(sync.getPhase())) {
+      bool allReduce = stage.kind == GradSyncStage::Kind::AllReduce;
+      if (failed(addRow(rows, func, sync,
+                        allReduce ? "all_reduce" : "reduce_scatter",
+                        stage.groupSize, stage.inputType, allReduce,
+                        param.getSymName())))
+        return failure();
+    }
+    return success();
   }
 
   /// The function `row` belongs to, and whether it is a no_sync variant of

@@ -1,7 +1,14 @@
 //===- GradAccumulation.cpp - both backward variants of a window ----------===//
+//
+// The variants are a contract with the driver: @f_no_sync for micro-batches
+// 1..K-1 stashes every tied gradient, @f for micro-batch K returns every tied
+// gradient synchronized over the whole window. A tied gradient that cannot
+// be given both forms would break it, so every such case is an error here.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
-#include "Dist/Transforms/GradSyncChain.h"
+#include "Dist/Transforms/GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +24,8 @@ namespace mlir::dist {
 using namespace mlir;
 using namespace mlir::dist;
 
+static constexpr StringLiteral kPass = "dist-grad-accumulation";
+
 namespace {
 struct DistGradAccumulationPass
     : public dist::impl::DistGradAccumulationPassBase<
@@ -26,38 +35,80 @@ struct DistGradAccumulationPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
       std::string variantName = (func.getName() + suffix).str();
       if (StringRef(func.getName()).ends_with(suffix) ||
           symbols.lookup(variantName))
         continue;
-      SymbolTableCollection symbolTable;
-      GradSyncAnalysis analysis =
-          analyzeGradSyncs(func, symbolTable, /*diagnose=*/false);
-      // Nothing to accumulate, or already the sync step of a window.
-      if (analysis.chains.empty() ||
-          llvm::all_of(analysis.chains,
-                       [](GradSyncChain &c) { return c.consumesStash; }))
+      FailureOr<GradSyncAnalysis> analysis =
+          analyzeGradSyncs(func, symbolTable);
+      if (failed(analysis))
+        return signalPassFailure();
+      if (analysis->tied.empty())
         continue;
+      LogicalResult checked = check(func, *analysis);
+      if (failed(checked))
+        return signalPassFailure();
+      // Nothing to accumulate, or already the sync step of a window.
+      if (!analysis->hasForm(TiedGradient::Form::Synced) ||
+          llvm::all_of(analysis->tied,
+                       [](TiedGradient &t) { return t.consumesStash; }))
+        continue;
+      if (failed(refuseCallers(func, module, kPass,
+                               "its no_sync variant would never be called")))
+        return signalPassFailure();
 
-      // The no_sync variant is diagnosed: that is where skipping a sync
-      // could change the program.
       OpBuilder builder(func);
       builder.setInsertionPointAfter(func);
       auto variant = cast<func::FuncOp>(builder.clone(*func));
       variant.setName(variantName);
       symbols.insert(variant);
-      GradSyncAnalysis variantAnalysis = analyzeGradSyncs(variant, symbolTable);
-      if (variantAnalysis.illegal ||
-          failed(reportMismatches(variant, variantAnalysis.mismatches, strict,
-                                  "dist-grad-accumulation")) ||
-          failed(rewriteToNoSync(variant, variantAnalysis.chains, hsdpPartial,
+      FailureOr<GradSyncAnalysis> variantAnalysis =
+          analyzeGradSyncs(variant, symbolTable);
+      if (failed(variantAnalysis) ||
+          failed(rewriteToNoSync(variant, variantAnalysis->tied, hsdpPartial,
                                  module)))
         return signalPassFailure();
-      rewriteToSyncStep(analysis.chains, hsdpPartial);
+      rewriteToSyncStep(analysis->tied, hsdpPartial);
       ++numVariants;
     }
+  }
+
+  /// Every tied gradient must be synced, and either all or none of them
+  /// consume the stash. A function whose tied gradients are all local (the
+  /// pipeline's -dist-insert-grad-sync did not run) gets a warning, or an
+  /// error under `strict`.
+  LogicalResult check(func::FuncOp func, GradSyncAnalysis &analysis) {
+    bool anySynced = analysis.hasForm(TiedGradient::Form::Synced);
+    bool anyConsumer = llvm::any_of(
+        analysis.tied, [](TiedGradient &t) { return t.consumesStash; });
+    bool failedAny = false;
+    for (TiedGradient &t : analysis.tied) {
+      bool warn = false;
+      switch (t.form) {
+      case TiedGradient::Form::Synced:
+        if (!anyConsumer || t.consumesStash)
+          continue;
+        t.at = t.sync;
+        t.reason = "does not consume the stash while other gradients of the "
+                   "function do: it is neither a no_sync nor a sync-step "
+                   "backward";
+        break;
+      case TiedGradient::Form::Local:
+        t.reason = "is not synchronized (run -dist-insert-grad-sync first)";
+        warn = !anySynced && !strict;
+        if (warn)
+          t.reason += ": no _no_sync variant is written";
+        break;
+      case TiedGradient::Form::Unrecognized:
+        break;
+      }
+      reportTiedGradient(func, analysis, t, kPass, warn);
+      failedAny |= !warn;
+    }
+    return failure(failedAny);
   }
 };
 } // namespace

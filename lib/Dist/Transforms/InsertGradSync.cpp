@@ -1,10 +1,16 @@
 //===- InsertGradSync.cpp - the autodiff rule of dist.synchronize ---------===//
+//
+// Gives every tied gradient that is still rank-local its dist.grad_sync.
+// What the sync communicates is the parameter's GradSyncPlan, expanded later
+// by -dist-expand-grad-sync; gradients the analysis cannot prove local or
+// synced are refused, never synced a second time.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
-#include "Dist/Transforms/GradSyncChain.h"
+#include "Dist/Transforms/GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -18,95 +24,64 @@ namespace mlir::dist {
 using namespace mlir;
 using namespace mlir::dist;
 
-/// `g / factor` (or `g * (1 / factor)`) as a splat constant op.
-static Value preAverage(OpBuilder &builder, Location loc, Value grad,
-                        int64_t factor, bool useReciprocal) {
-  auto type = cast<RankedTensorType>(grad.getType());
-  auto elementType = cast<FloatType>(type.getElementType());
-  double value = useReciprocal ? 1.0 / factor : double(factor);
-  auto splat =
-      DenseElementsAttr::get(type, builder.getFloatAttr(elementType, value));
-  Value constant = arith::ConstantOp::create(builder, loc, splat);
-  if (useReciprocal)
-    return arith::MulFOp::create(builder, loc, grad, constant);
-  return arith::DivFOp::create(builder, loc, grad, constant);
-}
-
-static Value waitFor(OpBuilder &builder, Location loc, Operation *collective) {
-  Value future = collective->getResult(0);
-  return WaitOp::create(builder, loc,
-                        cast<FutureType>(future.getType()).getValueType(),
-                        future);
-}
-
 namespace {
 struct DistInsertGradSyncPass
     : public dist::impl::DistInsertGradSyncPassBase<DistInsertGradSyncPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
-    auto tieName = StringAttr::get(&getContext(),
-                                   DistDialect::getGradAttrName());
-    WalkResult result = getOperation().walk([&](func::FuncOp func) {
-      if (func.isExternal())
-        return WalkResult::advance();
-      auto ret = dyn_cast<func::ReturnOp>(
-          func.getBody().back().getTerminator());
-      if (!ret)
-        return WalkResult::advance();
-      SmallVector<Type> resultTypes(func.getResultTypes());
-      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-        auto ref = dyn_cast_or_null<FlatSymbolRefAttr>(
-            func.getResultAttr(i, tieName));
-        ParameterOp param =
-            ref ? lookupParameter(func, ref, &symbolTable) : nullptr;
-        if (!param)
-          continue;
-        Value grad = ret.getOperand(i);
-        // Already synchronized: the pass is idempotent.
-        if (grad.getDefiningOp<WaitOp>())
-          continue;
-        RankedTensorType unsharded = param.getUnshardedType(&symbolTable);
-        if (grad.getType() != unsharded)
-          continue;
-        if (!isa<FloatType>(unsharded.getElementType())) {
-          ret.emitError() << "cannot pre-average the gradient of "
-                          << ref << ": element type "
-                          << unsharded.getElementType() << " is not a float";
-          return WalkResult::interrupt();
-        }
-        OpBuilder builder(ret);
-        Location loc = grad.getLoc();
-        int64_t factor = getAveragingFactor(param, symbolTable);
-        Value synced = preAverage(builder, loc, grad, factor, useReciprocal);
-        auto sum = ReductionKindAttr::get(&getContext(), ReductionKind::Sum);
-        if (param.isSharded()) {
-          auto scatter = ReduceScatterOp::create(
-              builder, loc, FutureType::get(param.getLocalType()), synced,
-              param.getMeshAttr(), param.getAxesAttr(), sum,
-              builder.getI64IntegerAttr(0));
-          synced = waitFor(builder, loc, scatter);
-        }
-        if (!param.isSharded() || !param.getReplicateAxes().empty()) {
-          DenseI64ArrayAttr axes = param.isSharded()
-                                       ? param.getReplicateAxesAttr()
-                                       : param.getAxesAttr();
-          auto allReduce = AllReduceOp::create(
-              builder, loc, FutureType::get(synced.getType()), synced,
-              param.getMeshAttr(), axes, sum);
-          synced = waitFor(builder, loc, allReduce);
-        }
-        ret.setOperand(i, synced);
-        resultTypes[i] = synced.getType();
-        ++numSynced;
-      }
-      func.setFunctionType(FunctionType::get(
-          &getContext(), func.getArgumentTypes(), resultTypes));
-      return WalkResult::advance();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs)
+      if (failed(runOn(func, module, symbolTable)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOn(func::FuncOp func, ModuleOp module,
+                      SymbolTableCollection &symbolTable) {
+    FailureOr<GradSyncAnalysis> analysis = analyzeGradSyncs(func, symbolTable);
+    if (failed(analysis))
+      return failure();
+    bool failedAny = false;
+    SmallVector<TiedGradient *> local;
+    for (TiedGradient &t : analysis->tied) {
+      if (t.form == TiedGradient::Form::Local)
+        local.push_back(&t);
+      if (t.form != TiedGradient::Form::Unrecognized)
+        continue;
+      reportTiedGradient(func, *analysis, t, "dist-insert-grad-sync",
+                         /*asWarning=*/false);
+      failedAny = true;
+    }
+    if (failedAny)
+      return failure();
+    if (local.empty())
+      return success();
+    bool typesChange = llvm::any_of(local, [](TiedGradient *t) {
+      return t->plan.localGradType != t->plan.syncedType;
     });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    if (typesChange &&
+        failed(refuseCallers(func, module, "dist-insert-grad-sync",
+                             "its gradient results change type")))
+      return failure();
+
+    func::ReturnOp ret = analysis->ret;
+    SmallVector<Type> resultTypes(func.getResultTypes());
+    OpBuilder builder(ret);
+    for (TiedGradient *t : local) {
+      Value grad = ret.getOperand(t->resultIndex);
+      Value synced = GradSyncOp::create(
+          builder, grad.getLoc(), t->plan.syncedType, grad,
+          t->param.getSymName(),
+          GradSyncPhase::Full);
+      ret.setOperand(t->resultIndex, synced);
+      resultTypes[t->resultIndex] = synced.getType();
+      ++numSynced;
+    }
+    func.setFunctionType(FunctionType::get(
+        &getContext(), func.getArgumentTypes(), resultTypes));
+    return success();
   }
 };
 } // namespace

@@ -18,6 +18,7 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
   accumulation.hsdpPartial = options.hsdpPartial;
   accumulation.strict = options.strict;
   pm.addPass(createDistGradAccumulationPass(accumulation));
+  pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createCSEPass());
 }
 

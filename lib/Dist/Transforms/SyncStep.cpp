@@ -1,13 +1,13 @@
 //===- SyncStep.cpp - the one-round sync step of a window -----------------===//
 //
 // The last micro-batch of a window communicates the stash together with its
-// own gradient: each gradient collective now reads (take_stash + g) / W, so
-// a window costs one round of gradient communication, not two.
+// own gradient: each dist.grad_sync now reads take_stash + g, so a window
+// costs one round of gradient communication, not two.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
-#include "Dist/Transforms/GradSyncChain.h"
+#include "Dist/Transforms/GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,26 +25,46 @@ namespace mlir::dist {
 using namespace mlir;
 using namespace mlir::dist;
 
-unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<GradSyncChain> chains,
+/// Makes `reader` read `take_stash(@param) + value` instead of `value`.
+static void addStashBefore(Operation *reader, Value value,
+                           FlatSymbolRefAttr param) {
+  OpBuilder builder(reader);
+  Location loc = reader->getLoc();
+  auto take = TakeStashOp::create(builder, loc, value.getType(), param);
+  Value sum = arith::AddFOp::create(builder, loc, take, value);
+  reader->replaceUsesOfWith(value, sum);
+}
+
+unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
                                        bool hsdpPartial) {
   unsigned changed = 0;
-  for (GradSyncChain &chain : chains) {
-    if (chain.consumesStash)
+  for (TiedGradient &t : tied) {
+    if (t.form != TiedGradient::Form::Synced || t.consumesStash)
       continue;
-    bool partial = hsdpPartial && chain.stages.size() == 2;
-    // The value the no_sync variant stashed, and the op that reads it here.
-    Value stashed = partial ? Value(chain.stages.front().wait.getResult())
-                            : chain.localGrad;
-    Operation *reader =
-        partial ? chain.stages.back().collective.getOperation() : chain.scale;
-    OpBuilder builder(reader);
-    Location loc = reader->getLoc();
-    auto take = TakeStashOp::create(
-        builder, loc, stashed.getType(),
-        SymbolRefAttr::get(chain.param.getSymNameAttr()));
-    Value sum = arith::AddFOp::create(builder, loc, take, stashed);
-    reader->replaceUsesOfWith(stashed, sum);
-    chain.consumesStash = true;
+    auto param = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
+    if (hsdpPartial && t.plan.hasReplicateStage()) {
+      // The no_sync variant stashed the shard: add it before the replicate
+      // phase, splitting a full sync in two.
+      GradSyncOp replicate = t.sync;
+      Value shard;
+      if (t.isSplit()) {
+        shard = t.shardSync.getResult();
+      } else {
+        OpBuilder builder(t.sync);
+        Location loc = t.sync.getLoc();
+        shard = GradSyncOp::create(builder, loc, t.plan.syncedType,
+                                   t.sync.getGrad(), param.getValue(),
+                                   GradSyncPhase::Shard);
+        replicate = GradSyncOp::create(builder, loc, t.plan.syncedType, shard,
+                                       param.getValue(), GradSyncPhase::Replicate);
+        t.sync.replaceAllUsesWith(replicate.getResult());
+        t.sync.erase();
+      }
+      addStashBefore(replicate, shard, param);
+    } else {
+      GradSyncOp first = t.firstSync();
+      addStashBefore(first, first.getGrad(), param);
+    }
     ++changed;
   }
   return changed;
@@ -59,24 +79,43 @@ struct DistSyncStepPass
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
     llvm::DenseSet<StringRef> selected(functions.begin(), functions.end());
-    WalkResult result = module.walk([&](func::FuncOp func) {
-      bool named = selected.contains(func.getName());
-      if (!selected.empty() && !named)
-        return WalkResult::advance();
+    SmallVector<func::FuncOp> funcs;
+    module.walk([&](func::FuncOp func) {
+      if (selected.empty() || selected.contains(func.getName()))
+        funcs.push_back(func);
+    });
+    for (func::FuncOp func : funcs) {
       // Other uses of a synced gradient are fine here: they now see the
       // whole window's gradient, which is what they saw before.
-      GradSyncAnalysis analysis =
-          analyzeGradSyncs(func, symbolTable, /*diagnose=*/false);
-      if (analysis.chains.empty() && !named)
-        return WalkResult::advance();
-      if (failed(reportMismatches(func, analysis.mismatches, strict,
-                                  "dist-sync-step")))
-        return WalkResult::interrupt();
-      numFused += rewriteToSyncStep(analysis.chains, hsdpPartial);
-      return WalkResult::advance();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
+      FailureOr<GradSyncAnalysis> analysis =
+          analyzeGradSyncs(func, symbolTable);
+      if (failed(analysis))
+        return signalPassFailure();
+      // A function with nothing to fuse is left alone unless named.
+      bool relevant =
+          selected.contains(func.getName()) ||
+          llvm::any_of(analysis->tied, [](TiedGradient &t) {
+            return t.form == TiedGradient::Form::Synced ||
+                   t.derivedFromCommunication;
+          });
+      if (!relevant)
+        continue;
+      bool failedAny = false;
+      for (TiedGradient &t : analysis->tied) {
+        if (t.form == TiedGradient::Form::Synced)
+          continue;
+        if (t.form == TiedGradient::Form::Local)
+          t.reason = "is not synchronized: there is no sync to add the "
+                     "stash to (run -dist-insert-grad-sync first)";
+        // A value computed from a sync cannot be given the stash.
+        bool warn = !strict && !t.derivedFromCommunication;
+        reportTiedGradient(func, *analysis, t, "dist-sync-step", warn);
+        failedAny |= !warn;
+      }
+      if (failedAny)
+        return signalPassFailure();
+      numFused += rewriteToSyncStep(analysis->tied, hsdpPartial);
+    }
   }
 };
 } // namespace

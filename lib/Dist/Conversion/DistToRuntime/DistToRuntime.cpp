@@ -353,6 +353,10 @@ LogicalResult Lowering::run() {
       op->emitOpError("must be expanded before -convert-dist-to-runtime (run "
                       "-dist-expand-synchronize)");
       failed = true;
+    } else if (isa<GradSyncOp>(op)) {
+      op->emitOpError("must be expanded before -convert-dist-to-runtime (run "
+                      "-dist-expand-grad-sync)");
+      failed = true;
     } else if (auto wait = dyn_cast<WaitOp>(op)) {
       if (!wait.getFuture().getDefiningOp<CollectiveOpInterface>()) {
         op->emitOpError("cannot be lowered to the runtime: its future does "

@@ -28,6 +28,7 @@ struct EmitCInterfacePass
 
 void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createDistExpandSynchronizePass());
+  pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createConvertDistToRuntimePass());
   pm.addPass(std::make_unique<EmitCInterfacePass>());
   // Tensor arith (the pre-averaging, the stash add) becomes linalg, which

@@ -1,0 +1,69 @@
+//===- GradSyncPlan.h - how a parameter's gradient is synchronized -*- C++ -*-===//
+//
+// The one description of a gradient sync, derived from a `dist.parameter`:
+// the averaging factor and the collectives, in order, with their groups and
+// types. The dist.grad_sync verifier, -dist-insert-grad-sync,
+// -dist-expand-grad-sync, the raising of explicit collectives and the
+// communication report all read it; none of them spells the structure out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_IR_GRADSYNCPLAN_H
+#define DIST_IR_GRADSYNCPLAN_H
+
+#include "Dist/IR/DistOps.h"
+
+namespace mlir::dist {
+
+/// One collective of a gradient sync: always a sum, followed by its wait.
+struct GradSyncStage {
+  enum class Kind { ReduceScatterDim0, AllReduce };
+  Kind kind;
+  /// The mesh axes of the group, as the parameter spells them.
+  DenseI64ArrayAttr axes;
+  int64_t groupSize;
+  RankedTensorType inputType;
+  RankedTensorType resultType;
+  /// Whether this is the stage on the parameter's `replicate_axes`.
+  bool onReplicateAxes;
+};
+
+/// The synchronization of one parameter's gradient.
+struct GradSyncPlan {
+  ParameterOp param;
+  /// W, the whole data-parallel degree: the pre-averaging is by 1/W.
+  int64_t factor;
+  /// The local gradient (the parameter's unsharded type) and the synced one
+  /// (its local type).
+  RankedTensorType localGradType;
+  RankedTensorType syncedType;
+  /// The stage on `axes`, then the one on `replicate_axes` if any.
+  SmallVector<GradSyncStage, 2> stages;
+
+  /// Whether the sync can be split into `shard` and `replicate` phases.
+  bool hasReplicateStage() const { return stages.back().onReplicateAxes; }
+  /// The stages a phase performs.
+  ArrayRef<GradSyncStage> stagesOf(GradSyncPhase phase) const;
+  /// Whether a phase starts with the pre-averaging.
+  static bool preAverages(GradSyncPhase phase) {
+    return phase != GradSyncPhase::Replicate;
+  }
+  RankedTensorType inputTypeOf(GradSyncPhase phase) const {
+    return stagesOf(phase).front().inputType;
+  }
+  RankedTensorType resultTypeOf(GradSyncPhase phase) const {
+    return stagesOf(phase).back().resultType;
+  }
+};
+
+/// Derives the sync of `param`'s gradient. Fails, with the reason in `why`,
+/// when it cannot be expressed: a non-float element type (no pre-averaging),
+/// a dynamic shape or an encoded tensor (the collectives need static dense
+/// buffers), or an invalid group.
+FailureOr<GradSyncPlan> getGradSyncPlan(ParameterOp param,
+                                        SymbolTableCollection *symbolTable,
+                                        std::string &why);
+
+} // namespace mlir::dist
+
+#endif // DIST_IR_GRADSYNCPLAN_H

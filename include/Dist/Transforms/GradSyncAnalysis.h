@@ -1,0 +1,107 @@
+//===- GradSyncAnalysis.h - what each tied gradient result holds -*- C++ -*-===//
+//
+// Every pass that touches gradient communication starts here: for each
+// function result tied to a parameter (`dist.grad`), is it the local
+// gradient, the parameter's dist.grad_sync, or something this project cannot
+// prove correct to rewrite? Explicit collective chains that match the
+// parameter's GradSyncPlan are raised to dist.grad_sync first, so the
+// rewrites only ever see dist.grad_sync.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_TRANSFORMS_GRADSYNCANALYSIS_H
+#define DIST_TRANSFORMS_GRADSYNCANALYSIS_H
+
+#include "Dist/IR/GradSyncPlan.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::dist {
+
+/// One function result tied to a parameter.
+struct TiedGradient {
+  enum class Form {
+    /// The rank-local gradient: no communication produced it.
+    Local,
+    /// The result of the parameter's dist.grad_sync.
+    Synced,
+    /// Anything else; `reason` and `at` say why.
+    Unrecognized,
+  };
+  unsigned resultIndex;
+  ParameterOp param;
+  Form form;
+  GradSyncPlan plan;
+
+  // Synced: the returned sync, and for a split sync (phase = replicate) the
+  // shard phase it reads.
+  GradSyncOp sync;
+  GradSyncOp shardSync;
+  /// The sync already adds the parameter's stash (a sync step).
+  bool consumesStash = false;
+
+  // Unrecognized.
+  std::string reason;
+  Operation *at = nullptr;
+  /// The value is computed from communication (a sync, a reducing
+  /// collective, a call that may communicate) but is not a sync itself:
+  /// skipping or adding a sync would change the program, so every pass
+  /// refuses it.
+  bool derivedFromCommunication = false;
+
+  /// The op that reads the local gradient: the first sync of the chain.
+  GradSyncOp firstSync() { return shardSync ? shardSync : sync; }
+  bool isSplit() { return bool(shardSync); }
+};
+
+struct GradSyncAnalysis {
+  func::ReturnOp ret;
+  SmallVector<TiedGradient> tied;
+
+  bool hasForm(TiedGradient::Form form) const {
+    return llvm::any_of(tied, [&](const TiedGradient &t) {
+      return t.form == form;
+    });
+  }
+};
+
+/// Analyses the tied results of `func`. Explicit collective chains that match
+/// their parameter's plan are first rewritten to dist.grad_sync (the IR is
+/// the same program, spelled with the high-level op). Fails, with an error emitted, when `func` has tied results
+/// but its body is not a single block ending in func.return, or a tied
+/// parameter's gradient cannot be synchronized at all (GradSyncPlan).
+FailureOr<GradSyncAnalysis> analyzeGradSyncs(func::FuncOp func,
+                                             SymbolTableCollection &symbolTable);
+
+/// Emits the diagnostic of a tied result the pass does not rewrite, at the
+/// op that makes it so, with a note at the return: an error, or a warning
+/// (`asWarning`, the result is then left unchanged).
+void reportTiedGradient(func::FuncOp func, GradSyncAnalysis &analysis,
+                        TiedGradient &tied, StringRef passName,
+                        bool asWarning);
+
+/// Emits an error at every func.call of `func` in `module` and returns
+/// failure if there is one: `passName` would change `func` in a way its
+/// callers do not follow (`why`).
+LogicalResult refuseCallers(func::FuncOp func, Operation *module,
+                            StringRef passName, const Twine &why);
+
+/// Rewrites `func` so that the `tied` gradients (all Synced, none consuming
+/// the stash) are stashed instead of communicated and leave the results;
+/// `func.call`s in `module` are updated. Under `hsdpPartial` a sync with a
+/// replicate stage keeps its shard phase and stashes the shard. Fails, with
+/// an error emitted and nothing changed, when a synced gradient has a use
+/// besides its return (skipping the sync would change that use) or a caller
+/// uses a removed result.
+LogicalResult rewriteToNoSync(func::FuncOp func, MutableArrayRef<TiedGradient> tied,
+                              bool hsdpPartial, Operation *module);
+
+/// Rewrites each Synced tied gradient that does not consume the stash yet so
+/// that its sync reads `take_stash + g` (under `hsdpPartial`, with a replicate
+/// stage: the replicate phase reads `take_stash + shard`). Returns how many
+/// changed.
+unsigned rewriteToSyncStep(MutableArrayRef<TiedGradient> tied, bool hsdpPartial);
+
+} // namespace mlir::dist
+
+#endif // DIST_TRANSFORMS_GRADSYNCANALYSIS_H

@@ -1,0 +1,117 @@
+//===- GradSyncPlan.cpp - how a parameter's gradient is synchronized -----===//
+
+#include "Dist/IR/GradSyncPlan.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+ArrayRef<GradSyncStage> GradSyncPlan::stagesOf(GradSyncPhase phase) const {
+  ArrayRef<GradSyncStage> all = stages;
+  switch (phase) {
+  case GradSyncPhase::Full:
+    return all;
+  case GradSyncPhase::Shard:
+    return all.take_front();
+  case GradSyncPhase::Replicate:
+    return all.take_back();
+  }
+  llvm_unreachable("unknown grad_sync phase");
+}
+
+/// A static, unencoded tensor type, or the reason it is not one.
+static bool isPlainStatic(RankedTensorType type, std::string &why) {
+  if (type.getEncoding()) {
+    why = "its type has an encoding; gradient syncs need dense tensors";
+    return false;
+  }
+  if (!type.hasStaticShape()) {
+    why = "its type has a dynamic shape; gradient syncs need static shapes";
+    return false;
+  }
+  return true;
+}
+
+FailureOr<GradSyncPlan>
+mlir::dist::getGradSyncPlan(ParameterOp param,
+                            SymbolTableCollection *symbolTable,
+                            std::string &why) {
+  GradSyncPlan plan;
+  plan.param = param;
+  plan.syncedType = param.getLocalType();
+  if (!isPlainStatic(plan.syncedType, why))
+    return failure();
+  if (!isa<FloatType>(plan.syncedType.getElementType())) {
+    why = "its element type is not a float, so it cannot be pre-averaged";
+    return failure();
+  }
+  std::optional<int64_t> shardGroup = param.getGroupSize(symbolTable);
+  bool hybrid = !param.getReplicateAxes().empty();
+  std::optional<int64_t> replicateGroup =
+      hybrid ? getGroupSize(param, param.getMeshAttr(),
+                            param.getReplicateAxes(), symbolTable)
+             : std::optional<int64_t>(1);
+  if (!shardGroup || !replicateGroup || *shardGroup < 1 ||
+      *replicateGroup < 1 ||
+      llvm::MulOverflow(*shardGroup, *replicateGroup, plan.factor)) {
+    why = "its process group is invalid";
+    return failure();
+  }
+
+  plan.localGradType = plan.syncedType;
+  if (param.isSharded()) {
+    SmallVector<int64_t> shape(plan.syncedType.getShape());
+    if (shape.empty() || llvm::MulOverflow(shape[0], *shardGroup, shape[0])) {
+      why = "its unsharded dim 0 cannot be computed";
+      return failure();
+    }
+    plan.localGradType = plan.syncedType.clone(shape);
+  }
+  plan.stages.push_back(
+      {param.isSharded() ? GradSyncStage::Kind::ReduceScatterDim0
+                         : GradSyncStage::Kind::AllReduce,
+       param.getAxesAttr(), *shardGroup, plan.localGradType, plan.syncedType,
+       /*onReplicateAxes=*/false});
+  if (hybrid)
+    plan.stages.push_back({GradSyncStage::Kind::AllReduce,
+                           param.getReplicateAxesAttr(), *replicateGroup,
+                           plan.syncedType, plan.syncedType,
+                           /*onReplicateAxes=*/true});
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// GradSyncOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GradSyncOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  ParameterOp param = lookupParameter(*this, getParamAttr(), &symbolTable);
+  if (!param)
+    return emitOpError() << "expected " << getParamAttr()
+                         << " to name a dist.parameter, but it does not";
+  std::string why;
+  FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
+  if (failed(plan))
+    return emitOpError() << "cannot synchronize the gradient of "
+                         << getParamAttr() << ": " << why;
+  GradSyncPhase phase = getPhase();
+  if (phase != GradSyncPhase::Full && !plan->hasReplicateStage())
+    return emitOpError() << "expected phase = full for " << getParamAttr()
+                         << ", which has no replicate_axes, but got phase = "
+                         << stringifyGradSyncPhase(phase);
+  if (getGrad().getType() != plan->inputTypeOf(phase))
+    return emitOpError() << "expected the input of phase "
+                         << stringifyGradSyncPhase(phase) << " of the sync of "
+                         << getParamAttr() << " to have type "
+                         << plan->inputTypeOf(phase) << ", but got "
+                         << getGrad().getType();
+  if (getResult().getType() != plan->resultTypeOf(phase))
+    return emitOpError() << "expected the result of phase "
+                         << stringifyGradSyncPhase(phase) << " of the sync of "
+                         << getParamAttr() << " to have type "
+                         << plan->resultTypeOf(phase) << ", but got "
+                         << getResult().getType();
+  return success();
+}

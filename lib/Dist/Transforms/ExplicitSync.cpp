@@ -1,0 +1,318 @@
+//===- ExplicitSync.cpp - gradient syncs spelled as collectives -----------===//
+
+#include "Dist/Transforms/ExplicitSync.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::dist;
+
+SmallVector<Operation *> ExplicitSync::ops() const {
+  SmallVector<Operation *> result{scale};
+  for (const ExplicitStage &stage : stages) {
+    result.push_back(stage.collective);
+    result.push_back(stage.wait);
+  }
+  return result;
+}
+
+/// The float value of a scalar or splat constant, if `value` is one.
+static std::optional<double> getConstantFloat(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
+    attr = splat.getSplatValue<Attribute>();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  return std::nullopt;
+}
+
+namespace {
+/// What a scale op multiplies its gradient operand by.
+struct ScaleMatch {
+  Value grad;
+  double factor;
+};
+} // namespace
+
+/// Matches `lhs <kind> rhs` where exactly one side is a constant; `grad` is
+/// the other. Division only has its constant on the right.
+static FailureOr<ScaleMatch> matchBinaryScale(StringRef kind, Value lhs,
+                                              Value rhs) {
+  if (std::optional<double> c = getConstantFloat(rhs)) {
+    if (kind == "div")
+      return ScaleMatch{lhs, *c == 0.0 ? 0.0 : 1.0 / *c};
+    return ScaleMatch{lhs, *c};
+  }
+  if (kind == "mul")
+    if (std::optional<double> c = getConstantFloat(lhs))
+      return ScaleMatch{rhs, *c};
+  return failure();
+}
+
+/// Matches a linalg op that maps divf/mulf-by-a-constant over one tensor: a
+/// generic or named elementwise op, all-parallel, with identity maps on the
+/// gradient and the result. The constant is a scalar from inside or outside
+/// the body, or a splat constant input.
+static FailureOr<ScaleMatch> matchLinalgScale(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
+      op.getNumDpsInputs() < 1 || op.getNumDpsInputs() > 2 ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return failure();
+  Block *body = op.getBlock();
+  if (!body)
+    return failure();
+  // One divf/mulf and the yield, besides any constants it reads.
+  SmallVector<Operation *> computes;
+  for (Operation &inner : body->without_terminator())
+    if (!inner.hasTrait<OpTrait::ConstantLike>())
+      computes.push_back(&inner);
+  if (computes.size() != 1)
+    return failure();
+  Operation *compute = computes.front();
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != compute->getResult(0))
+    return failure();
+  StringRef kind;
+  if (isa<arith::DivFOp>(compute))
+    kind = "div";
+  else if (isa<arith::MulFOp>(compute))
+    kind = "mul";
+  else
+    return failure();
+
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isIdentity() ||
+      !op.getMatchingBlockArgument(init).use_empty())
+    return failure();
+
+  // Resolves a body operand to the tensor input it reads, if any.
+  auto inputOf = [&](Value v) -> OpOperand * {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner() != body)
+      return nullptr;
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    return op.isDpsInput(operand) ? operand : nullptr;
+  };
+  // A body operand that is a constant: a scalar, or a splat tensor input.
+  auto constantOf = [&](Value v) -> std::optional<double> {
+    if (OpOperand *operand = inputOf(v))
+      return getConstantFloat(operand->get());
+    return getConstantFloat(v);
+  };
+
+  Value lhs = compute->getOperand(0), rhs = compute->getOperand(1);
+  auto tryGrad = [&](Value gradArg, Value other,
+                     bool constOnRight) -> FailureOr<ScaleMatch> {
+    OpOperand *grad = inputOf(gradArg);
+    if (!grad || !op.getMatchingIndexingMap(grad).isIdentity() ||
+        grad->get().getType() != op->getResult(0).getType())
+      return failure();
+    std::optional<double> c = constantOf(other);
+    if (!c)
+      return failure();
+    if (kind == "div") {
+      if (!constOnRight)
+        return failure();
+      return ScaleMatch{grad->get(), *c == 0.0 ? 0.0 : 1.0 / *c};
+    }
+    return ScaleMatch{grad->get(), *c};
+  };
+  FailureOr<ScaleMatch> match = tryGrad(lhs, rhs, /*constOnRight=*/true);
+  if (succeeded(match))
+    return match;
+  return tryGrad(rhs, lhs, /*constOnRight=*/false);
+}
+
+static FailureOr<ScaleMatch> matchScale(Operation *op) {
+  if (!op)
+    return failure();
+  if (auto div = dyn_cast<arith::DivFOp>(op))
+    return matchBinaryScale("div", div.getLhs(), div.getRhs());
+  if (auto mul = dyn_cast<arith::MulFOp>(op))
+    return matchBinaryScale("mul", mul.getLhs(), mul.getRhs());
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return matchLinalgScale(linalgOp);
+  return failure();
+}
+
+/// The axes of a group with "all axes" spelled out, in the given order.
+static SmallVector<int64_t> spelledAxes(Operation *from, FlatSymbolRefAttr mesh,
+                                        ArrayRef<int64_t> axes,
+                                        SymbolTableCollection &symbolTable) {
+  SmallVector<int64_t> result(axes);
+  if (result.empty())
+    if (MeshOp meshOp = lookupMesh(from, mesh, &symbolTable))
+      for (int64_t i = 0, e = meshOp.getShape().size(); i < e; ++i)
+        result.push_back(i);
+  return result;
+}
+
+static std::string describe(Operation *op) {
+  return op ? ("'" + op->getName().getStringRef() + "'").str()
+            : std::string("a block argument");
+}
+
+Value mlir::dist::lookThroughStashAdd(Value value, FlatSymbolRefAttr param) {
+  auto add = value.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return nullptr;
+  auto isStashOf = [&](Value v) {
+    auto take = v.getDefiningOp<TakeStashOp>();
+    return take && take.getParamAttr() == param;
+  };
+  if (isStashOf(add.getLhs()))
+    return add.getRhs();
+  if (isStashOf(add.getRhs()))
+    return add.getLhs();
+  return nullptr;
+}
+
+namespace {
+/// Matches one chain, recording the first mismatch.
+class Matcher {
+public:
+  Matcher(const GradSyncPlan &plan, SymbolTableCollection &symbolTable,
+          std::string &why, Operation *&at)
+      : plan(plan), symbolTable(symbolTable), why(why), at(at) {}
+
+  FailureOr<ExplicitSync> match(Value value);
+
+private:
+  LogicalResult fail(Operation *op, const Twine &reason) {
+    at = op;
+    why = reason.str();
+    return failure();
+  }
+  /// `value` must be used by `user` only.
+  LogicalResult onlyUsedBy(Value value, Operation *user, StringRef what);
+  FailureOr<ExplicitStage> matchStage(Value value, const GradSyncStage &stage);
+  LogicalResult matchScale(ExplicitSync &sync, Value scaled);
+
+  const GradSyncPlan &plan;
+  SymbolTableCollection &symbolTable;
+  std::string &why;
+  Operation *&at;
+};
+} // namespace
+
+LogicalResult Matcher::onlyUsedBy(Value value, Operation *user,
+                                  StringRef what) {
+  for (Operation *other : value.getUsers())
+    if (other != user)
+      return fail(other, "this op also uses " + what +
+                             " of the sync chain, which only the chain may "
+                             "use");
+  return success();
+}
+
+FailureOr<ExplicitStage> Matcher::matchStage(Value value,
+                                             const GradSyncStage &stage) {
+  auto wait = value.getDefiningOp<WaitOp>();
+  if (!wait)
+    return fail(value.getDefiningOp(),
+                "expected a dist.wait here, but the value is produced by " +
+                    describe(value.getDefiningOp()));
+  auto collective = wait.getFuture().getDefiningOp<CollectiveOpInterface>();
+  if (!collective)
+    return fail(wait, "the waited future does not come from a collective");
+  if (failed(onlyUsedBy(collective.getResult(), wait, "the future")))
+    return failure();
+  bool kindMatches = false;
+  if (stage.kind == GradSyncStage::Kind::AllReduce) {
+    auto op = dyn_cast<AllReduceOp>(collective.getOperation());
+    kindMatches = op && op.getReduction() == ReductionKind::Sum;
+  } else {
+    auto op = dyn_cast<ReduceScatterOp>(collective.getOperation());
+    kindMatches = op && op.getReduction() == ReductionKind::Sum &&
+                  op.getScatterAxis() == 0;
+  }
+  std::string expected =
+      stage.kind == GradSyncStage::Kind::AllReduce
+          ? "a sum all_reduce"
+          : "a sum reduce_scatter along dim 0";
+  std::string group = stage.onReplicateAxes ? "replicate axes" : "axes";
+  if (!kindMatches)
+    return fail(collective, "expected " + expected + " over the parameter's " +
+                                group);
+  ParameterOp param = plan.param;
+  if (collective.getMeshAttr() != param.getMeshAttr() ||
+      spelledAxes(collective, collective.getMeshAttr(), collective.getAxes(),
+                  symbolTable) != spelledAxes(param, param.getMeshAttr(),
+                                              stage.axes.asArrayRef(),
+                                              symbolTable))
+    return fail(collective, "expected " + expected + " over the parameter's " +
+                                group + ", but it runs on another group");
+  if (collective.getInput().getType() != stage.inputType ||
+      wait.getType() != stage.resultType)
+    return fail(collective, "expected " + expected + " from the parameter's " +
+                                "gradient type, but the types differ");
+  return ExplicitStage{collective, wait};
+}
+
+LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled) {
+  Operation *op = scaled.getDefiningOp();
+  FailureOr<ScaleMatch> scale = ::matchScale(op);
+  if (failed(scale))
+    return fail(op, "expected the pre-averaging (a division or "
+                    "multiplication by a constant) before the first "
+                    "collective, but the value is produced by " +
+                        describe(op));
+  // The constant is 1/W rounded to the element type.
+  auto elementType = cast<FloatType>(plan.localGradType.getElementType());
+  double eps = std::ldexp(1.0, 1 - int(elementType.getFPMantissaWidth()));
+  if (!(std::abs(scale->factor * plan.factor - 1.0) <= eps))
+    return fail(op, "expected the pre-averaging to scale by 1/" +
+                        std::to_string(plan.factor) + ", but it scales by " +
+                        std::to_string(scale->factor));
+  if (scale->grad.getType() != plan.localGradType)
+    return fail(op, "expected the pre-averaged value to have the parameter's "
+                    "unsharded gradient type");
+  sync.scale = op;
+  sync.scaleInput = scale->grad;
+  return success();
+}
+
+FailureOr<ExplicitSync> Matcher::match(Value value) {
+  ExplicitSync sync;
+  ArrayRef<GradSyncStage> stages = plan.stages;
+  FailureOr<ExplicitStage> last = matchStage(value, stages.back());
+  if (failed(last))
+    return failure();
+  if (stages.size() == 2) {
+    Value shard = last->collective.getInput();
+    Operation *reader = last->collective;
+    if (Value inner = lookThroughStashAdd(shard, FlatSymbolRefAttr::get(ParameterOp(plan.param).getSymNameAttr()))) {
+      sync.stashAddBeforeReplicate = shard.getDefiningOp();
+      if (failed(onlyUsedBy(shard, last->collective, "the stash sum")))
+        return failure();
+      reader = sync.stashAddBeforeReplicate;
+      shard = inner;
+    }
+    FailureOr<ExplicitStage> first = matchStage(shard, stages.front());
+    if (failed(first) ||
+        failed(onlyUsedBy(first->wait.getResult(), reader, "the shard")))
+      return failure();
+    sync.stages.push_back(*first);
+  }
+  sync.stages.push_back(*last);
+  Value scaled = sync.stages.front().collective.getInput();
+  if (failed(matchScale(sync, scaled)) ||
+      failed(onlyUsedBy(scaled, sync.stages.front().collective,
+                        "the pre-averaged gradient")))
+    return failure();
+  return sync;
+}
+
+FailureOr<ExplicitSync>
+mlir::dist::matchExplicitSync(Value value, const GradSyncPlan &plan,
+                              SymbolTableCollection &symbolTable,
+                              std::string &why, Operation *&at) {
+  return Matcher(plan, symbolTable, why, at).match(value);
+}

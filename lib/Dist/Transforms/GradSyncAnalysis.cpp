@@ -1,0 +1,327 @@
+//===- GradSyncAnalysis.cpp - what each tied gradient result holds --------===//
+
+#include "Dist/Transforms/GradSyncAnalysis.h"
+#include "Dist/Transforms/ExplicitSync.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+//===----------------------------------------------------------------------===//
+// Communication in a value's backward slice
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Finds communication that a value is computed from: a gradient sync, a
+/// reducing collective, the stash, or a call that may do any of them. A
+/// gather of a function argument is not: that is how ZeRO-3 brings a
+/// parameter back.
+class CommunicationFinder {
+public:
+  explicit CommunicationFinder(SymbolTableCollection &symbolTable)
+      : symbolTable(symbolTable) {}
+
+  /// The first communicating op `value` depends on inside `func`, or null.
+  Operation *findIn(Value value, FunctionOpInterface func);
+
+private:
+  /// Whether `op` itself communicates (a call: whether its callee may).
+  bool communicates(Operation *op, FunctionOpInterface func);
+  bool mayCommunicate(FunctionOpInterface callee);
+
+  SymbolTableCollection &symbolTable;
+  llvm::DenseMap<Operation *, bool> calleeCommunicates;
+};
+} // namespace
+
+bool CommunicationFinder::communicates(Operation *op,
+                                       FunctionOpInterface func) {
+  if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
+    return true;
+  if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    auto arg = dyn_cast<BlockArgument>(gather.getInput());
+    return !arg || arg.getOwner()->getParentOp() != func;
+  }
+  if (auto call = dyn_cast<CallOpInterface>(op)) {
+    auto callee =
+        dyn_cast_or_null<FunctionOpInterface>(call.resolveCallableInTable(
+            &symbolTable));
+    return !callee || callee.isExternal() || mayCommunicate(callee);
+  }
+  return false;
+}
+
+bool CommunicationFinder::mayCommunicate(FunctionOpInterface callee) {
+  auto [it, inserted] = calleeCommunicates.try_emplace(callee, true);
+  if (!inserted)
+    return it->second; // Recursion counts as communicating.
+  bool result = callee
+                    ->walk([&](Operation *op) {
+                      return communicates(op, callee) ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+                    })
+                    .wasInterrupted();
+  calleeCommunicates[callee] = result;
+  return result;
+}
+
+Operation *CommunicationFinder::findIn(Value value, FunctionOpInterface func) {
+  SmallVector<Value> worklist{value};
+  llvm::DenseSet<Value> seenValues;
+  llvm::DenseSet<Operation *> seenOps;
+  // Visits an op: itself, then everything nested in it, pushing the values
+  // they read from outside.
+  auto visit = [&](Operation *op) -> Operation * {
+    if (op == func || !seenOps.insert(op).second)
+      return nullptr;
+    Operation *found = nullptr;
+    op->walk([&](Operation *inner) {
+      if (communicates(inner, func)) {
+        found = inner;
+        return WalkResult::interrupt();
+      }
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+          worklist.push_back(operand); // Defined outside `op`.
+      return WalkResult::advance();
+    });
+    return found;
+  };
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    if (!seenValues.insert(current).second)
+      continue;
+    Operation *owner = current.getDefiningOp();
+    if (auto arg = dyn_cast<BlockArgument>(current))
+      owner = arg.getOwner()->getParentOp(); // A loop's iter_args, ...
+    if (Operation *found = owner ? visit(owner) : nullptr)
+      return found;
+  }
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Raising explicit chains
+//===----------------------------------------------------------------------===//
+
+/// Erases `op` and then any constant it alone kept alive.
+static void eraseWithDeadConstants(Operation *op) {
+  SmallVector<Operation *> operands;
+  for (Value operand : op->getOperands())
+    if (Operation *def = operand.getDefiningOp())
+      operands.push_back(def);
+  op->erase();
+  for (Operation *def : operands)
+    if (def->use_empty() && def->hasTrait<OpTrait::ConstantLike>())
+      def->erase();
+}
+
+/// Replaces the explicit chain `sync`, whose result is `value`, by
+/// dist.grad_sync; returns the new result.
+static Value raise(ExplicitSync &sync, GradSyncPlan &plan,
+                   Value value) {
+  Operation *lastWait = sync.stages.back().wait;
+  OpBuilder builder(lastWait);
+  Location loc = sync.stages.front().collective.getLoc();
+  auto param = FlatSymbolRefAttr::get(plan.param.getSymNameAttr());
+  Value result;
+  if (sync.stashAddBeforeReplicate) {
+    auto add = cast<arith::AddFOp>(sync.stashAddBeforeReplicate);
+    Value shardWait = sync.stages.front().wait.getResult();
+    Value take = add.getLhs() == shardWait ? add.getRhs() : add.getLhs();
+    Value shard =
+        GradSyncOp::create(builder, loc, plan.syncedType, sync.scaleInput,
+                           param.getValue(), GradSyncPhase::Shard);
+    Value sum = arith::AddFOp::create(builder, add.getLoc(), take, shard);
+    result = GradSyncOp::create(builder, loc, plan.syncedType, sum, param.getValue(),
+                                GradSyncPhase::Replicate);
+  } else {
+    result = GradSyncOp::create(builder, loc, plan.syncedType,
+                                sync.scaleInput, param.getValue(), GradSyncPhase::Full);
+  }
+  value.replaceAllUsesWith(result);
+  SmallVector<Operation *> ops;
+  for (ExplicitStage &stage : llvm::reverse(sync.stages)) {
+    ops.push_back(stage.wait);
+    ops.push_back(stage.collective);
+    if (&stage == &sync.stages.back() && sync.stashAddBeforeReplicate)
+      ops.push_back(sync.stashAddBeforeReplicate);
+  }
+  ops.push_back(sync.scale);
+  for (Operation *op : ops)
+    eraseWithDeadConstants(op);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Classification
+//===----------------------------------------------------------------------===//
+
+static void markUnrecognized(TiedGradient &tied, Operation *at,
+                             const Twine &reason, bool derived) {
+  tied.form = TiedGradient::Form::Unrecognized;
+  tied.at = at;
+  tied.reason = reason.str();
+  tied.derivedFromCommunication = derived;
+}
+
+/// Classifies a returned value that is a dist.grad_sync.
+static void classifySync(TiedGradient &tied, GradSyncOp sync) {
+  FlatSymbolRefAttr param = FlatSymbolRefAttr::get(tied.param.getSymNameAttr());
+  if (sync.getParamAttr() != param)
+    return markUnrecognized(tied, sync,
+                            "is the synchronized gradient of " +
+                                sync.getParamAttr().getValue() +
+                                ", not of its own parameter",
+                            true);
+  switch (sync.getPhase()) {
+  case GradSyncPhase::Shard:
+    return markUnrecognized(tied, sync,
+                            "is only the shard phase of its sync: the "
+                            "all_reduce over the replicate axes is missing",
+                            true);
+  case GradSyncPhase::Full:
+    tied.form = TiedGradient::Form::Synced;
+    tied.sync = sync;
+    tied.consumesStash = bool(lookThroughStashAdd(sync.getGrad(), param));
+    return;
+  case GradSyncPhase::Replicate: {
+    Value input = sync.getGrad();
+    bool stashBetween = false;
+    if (Value inner = lookThroughStashAdd(input, param)) {
+      input = inner;
+      stashBetween = true;
+    }
+    auto shard = input.getDefiningOp<GradSyncOp>();
+    if (!shard || shard.getParamAttr() != param ||
+        shard.getPhase() != GradSyncPhase::Shard)
+      return markUnrecognized(tied, sync,
+                              "is a replicate-phase sync that does not read "
+                              "the shard phase of the same parameter",
+                              true);
+    tied.form = TiedGradient::Form::Synced;
+    tied.sync = sync;
+    tied.shardSync = shard;
+    tied.consumesStash =
+        stashBetween || lookThroughStashAdd(shard.getGrad(), param);
+    return;
+  }
+  }
+}
+
+static void classify(TiedGradient &tied, Value value,
+                     FunctionOpInterface func,
+                     SymbolTableCollection &symbolTable,
+                     CommunicationFinder &finder) {
+  if (auto sync = value.getDefiningOp<GradSyncOp>())
+    return classifySync(tied, sync);
+  if (value.getDefiningOp<WaitOp>()) {
+    std::string why;
+    Operation *at = nullptr;
+    FailureOr<ExplicitSync> sync =
+        matchExplicitSync(value, tied.plan, symbolTable, why, at);
+    if (failed(sync))
+      return markUnrecognized(tied, at ? at : value.getDefiningOp(),
+                              "is not a recognized gradient sync: " + why,
+                              true);
+    Value raised = raise(*sync, tied.plan, value);
+    return classifySync(tied, raised.getDefiningOp<GradSyncOp>());
+  }
+  if (Operation *comm = finder.findIn(value, func)) {
+    Operation *at = value.getDefiningOp() ? value.getDefiningOp() : comm;
+    return markUnrecognized(
+        tied, at,
+        "is computed from communication ('" +
+            comm->getName().getStringRef() +
+            "') but is not its parameter's gradient sync: adding or skipping "
+            "a sync would change what it computes",
+        true);
+  }
+  if (value.getType() == tied.plan.localGradType) {
+    tied.form = TiedGradient::Form::Local;
+    return;
+  }
+  markUnrecognized(tied, value.getDefiningOp(),
+                   "has the synchronized (sharded) type, but no gradient "
+                   "sync produces it",
+                   false);
+}
+
+FailureOr<GradSyncAnalysis>
+mlir::dist::analyzeGradSyncs(func::FuncOp func,
+                             SymbolTableCollection &symbolTable) {
+  GradSyncAnalysis analysis;
+  if (func.isExternal())
+    return analysis;
+  SmallVector<std::pair<unsigned, ParameterOp>> ties;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
+            i, DistDialect::getGradAttrName()))
+      if (ParameterOp param = lookupParameter(func, ref, &symbolTable))
+        ties.push_back({i, param}); // A missing one is the verifier's.
+  if (ties.empty())
+    return analysis;
+  Region &body = func.getBody();
+  analysis.ret = dyn_cast<func::ReturnOp>(body.back().getTerminator());
+  if (!body.hasOneBlock() || !analysis.ret)
+    return func.emitError()
+           << "expected a function returning gradients tied to parameters to "
+              "have a single block ending in func.return, but it has "
+           << body.getBlocks().size()
+           << " blocks: each return would need the same gradient syncs";
+
+  CommunicationFinder finder(symbolTable);
+  for (auto [index, param] : ties) {
+    TiedGradient tied;
+    tied.resultIndex = index;
+    tied.param = param;
+    std::string why;
+    FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
+    if (failed(plan))
+      return analysis.ret.emitError()
+             << "result #" << index << " of "
+             << SymbolRefAttr::get(func.getNameAttr()) << " is the gradient of "
+             << SymbolRefAttr::get(param.getSymNameAttr())
+             << ", which cannot be synchronized: " << why;
+    tied.plan = *plan;
+    classify(tied, analysis.ret.getOperand(index), func, symbolTable, finder);
+    analysis.tied.push_back(tied);
+  }
+  return analysis;
+}
+
+void mlir::dist::reportTiedGradient(func::FuncOp func,
+                                    GradSyncAnalysis &analysis,
+                                    TiedGradient &tied,
+                                    StringRef passName, bool asWarning) {
+  Operation *at = tied.at ? tied.at : analysis.ret.getOperation();
+  InFlightDiagnostic diag = asWarning ? at->emitWarning() : at->emitError();
+  diag << passName << ": result #" << tied.resultIndex << " of "
+       << SymbolRefAttr::get(func.getNameAttr()) << ", the gradient of "
+       << SymbolRefAttr::get(tied.param.getSymNameAttr()) << ", "
+       << tied.reason;
+  if (asWarning)
+    diag << "; left unchanged";
+  if (at != analysis.ret.getOperation())
+    diag.attachNote(analysis.ret.getLoc())
+        << "returned here as result #" << tied.resultIndex;
+}
+
+LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
+                                        StringRef passName, const Twine &why) {
+  bool called = false;
+  module->walk([&](func::CallOp call) {
+    if (call.getCallee() != func.getName())
+      return;
+    called = true;
+    call.emitError() << passName << ": "
+                     << SymbolRefAttr::get(func.getNameAttr())
+                     << " is called here, but " << why
+                     << "; calls are not followed: inline it first (e.g. "
+                        "--inline) or rewrite the caller";
+  });
+  return failure(called);
+}
