@@ -1,9 +1,150 @@
-// RUN: dist-opt %s -dist-insert-grad-sync -verify-diagnostics
+// RUN: dist-opt %s -split-input-file -dist-insert-grad-sync -verify-diagnostics
 
 dist.mesh @world shape = [2]
 dist.parameter @counts : tensor<4xi32> replicated on @world
 
 func.func @integer_gradient(%g: tensor<4xi32>) -> (tensor<4xi32> {dist.grad = @counts}) {
-  // expected-error @+1 {{cannot pre-average the gradient of @counts: element type 'i32' is not a float}}
+  // expected-error @+1 {{result #0 of @integer_gradient is the gradient of @counts, which cannot be synchronized: its element type is not a float, so it cannot be pre-averaged}}
   return %g : tensor<4xi32>
+}
+
+// -----
+
+// Regression: a dynamic parameter once got `arith.constant dense<2.0> :
+// tensor<?x4xf32>`, which does not parse.
+dist.mesh @world shape = [2]
+dist.parameter @d : tensor<?x4xf32> replicated on @world
+
+func.func @dynamic(%g: tensor<?x4xf32>) -> (tensor<?x4xf32> {dist.grad = @d}) {
+  // expected-error @+1 {{result #0 of @dynamic is the gradient of @d, which cannot be synchronized: its type has a dynamic shape; gradient syncs need static shapes}}
+  return %g : tensor<?x4xf32>
+}
+
+// -----
+
+// A gradient the frontend already synchronized with its own collective (no
+// 1/W, as upstream shard-partition emits) is not synced a second time.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @frontend_synced(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %f = dist.all_reduce %g on @world reduction = sum : tensor<4xf32>
+  // expected-error @+1 {{dist-insert-grad-sync: result #0 of @frontend_synced, the gradient of @b, is not a recognized gradient sync: expected the pre-averaging (a division or multiplication by a constant) before the first collective, but the value is produced by a block argument}}
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The same with avg: the sum of the plan is not matched by another
+// reduction, even one that computes the same mean.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @avg(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes}}
+  %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// An accumulation loop that all-reduces inside the loop.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @loop(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // expected-error @+1 {{is computed from communication ('dist.all_reduce') but is not its parameter's gradient sync}}
+  %acc = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %g) -> tensor<4xf32> {
+    %f = dist.all_reduce %a on @world reduction = sum : tensor<4xf32>
+    %r = dist.wait %f : !dist.future<tensor<4xf32>>
+    scf.yield %r : tensor<4xf32>
+  }
+  // expected-note @+1 {{returned here as result #0}}
+  return %acc : tensor<4xf32>
+}
+
+// -----
+
+// A clipped synced gradient: syncing it again would be wrong; the error is
+// at the clip.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @clipped(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  %lim = arith.constant dense<1.0> : tensor<4xf32>
+  // expected-error @+1 {{is computed from communication ('dist.grad_sync') but is not its parameter's gradient sync}}
+  %c = arith.minimumf %s, %lim : tensor<4xf32>
+  // expected-note @+1 {{returned here as result #0}}
+  return %c : tensor<4xf32>
+}
+
+// -----
+
+// A call that may communicate: the callee all-reduces.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func private @helper(%g: tensor<4xf32>) -> tensor<4xf32> {
+  %f = dist.all_reduce %g on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
+
+func.func @calls_communication(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{is computed from communication ('func.call')}}
+  %r = func.call @helper(%g) : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Two returns: each path would need the same syncs.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+// expected-error @+1 {{expected a function returning gradients tied to parameters to have a single block ending in func.return, but it has 3 blocks}}
+func.func @branches(%c: i1, %g: tensor<4xf32>, %h: tensor<4xf32>)
+    -> (tensor<4xf32> {dist.grad = @b}) {
+  cf.cond_br %c, ^a, ^b
+^a:
+  return %g : tensor<4xf32>
+^b:
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+// Calls are not followed: the result type of a called backward would change
+// under its caller.
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<2x4xf32> fully_sharded on @world
+
+func.func @backward(%g: tensor<4x4xf32>) -> (tensor<4x4xf32> {dist.grad = @w}) {
+  return %g : tensor<4x4xf32>
+}
+
+func.func @train_step(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{dist-insert-grad-sync: @backward is called here, but its gradient results change type; calls are not followed: inline it first (e.g. --inline) or rewrite the caller}}
+  %r = func.call @backward(%g) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// The sharded type without a sync that produces it.
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<2x4xf32> fully_sharded on @world
+
+func.func @sharded_without_sync(%g: tensor<2x4xf32>) -> (tensor<2x4xf32> {dist.grad = @w}) {
+  // expected-error @+1 {{has the synchronized (sharded) type, but no gradient sync produces it}}
+  return %g : tensor<2x4xf32>
 }

@@ -1,7 +1,6 @@
 // RUN: dist-opt %s -split-input-file -dist-insert-grad-sync | FileCheck %s
 // Idempotent: a second run changes nothing.
 // RUN: dist-opt %s -split-input-file -dist-insert-grad-sync -dist-insert-grad-sync | FileCheck %s
-// RUN: dist-opt %s -split-input-file -dist-insert-grad-sync=use-reciprocal | FileCheck %s --check-prefix=RECIP
 
 dist.mesh @world shape = [4]
 dist.parameter @w : tensor<4x12xf32> fully_sharded on @world
@@ -10,19 +9,9 @@ dist.parameter @b : tensor<16xf32> replicated on @world
 // CHECK-LABEL: func.func @backward
 // CHECK-SAME: (%[[GW:.*]]: tensor<16x12xf32>, %[[GB:.*]]: tensor<16xf32>, %[[GX:.*]]: tensor<8x12xf32>)
 // CHECK-SAME: -> (tensor<4x12xf32> {dist.grad = @w}, tensor<16xf32> {dist.grad = @b}, tensor<8x12xf32>)
-// CHECK: %[[C4:.*]] = arith.constant dense<4.000000e+00> : tensor<16x12xf32>
-// CHECK: %[[D:.*]] = arith.divf %[[GW]], %[[C4]] : tensor<16x12xf32>
-// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[D]] on @world reduction = sum scatter_axis = 0 : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
-// CHECK: %[[SW:.*]] = dist.wait %[[RS]]
-// CHECK: %[[C4B:.*]] = arith.constant dense<4.000000e+00> : tensor<16xf32>
-// CHECK: %[[DB:.*]] = arith.divf %[[GB]], %[[C4B]] : tensor<16xf32>
-// CHECK: %[[AR:.*]] = dist.all_reduce %[[DB]] on @world reduction = sum : tensor<16xf32>
-// CHECK: %[[SB:.*]] = dist.wait %[[AR]]
+// CHECK: %[[SW:.*]] = dist.grad_sync %[[GW]] for @w : tensor<16x12xf32> -> tensor<4x12xf32>
+// CHECK: %[[SB:.*]] = dist.grad_sync %[[GB]] for @b : tensor<16xf32> -> tensor<16xf32>
 // CHECK: return %[[SW]], %[[SB]], %[[GX]]
-// RECIP-LABEL: func.func @backward
-// RECIP: %[[C:.*]] = arith.constant dense<2.500000e-01> : tensor<16x12xf32>
-// RECIP: arith.mulf %{{.*}}, %[[C]] : tensor<16x12xf32>
-// RECIP: dist.reduce_scatter
 func.func @backward(%gw: tensor<16x12xf32>, %gb: tensor<16xf32>,
                     %gx: tensor<8x12xf32>)
     -> (tensor<16x12xf32> {dist.grad = @w}, tensor<16xf32> {dist.grad = @b},
@@ -30,23 +19,44 @@ func.func @backward(%gw: tensor<16x12xf32>, %gb: tensor<16xf32>,
   return %gw, %gb, %gx : tensor<16x12xf32>, tensor<16xf32>, tensor<8x12xf32>
 }
 
+// A ZeRO-3 backward gathers its parameter again: that is not a gradient
+// sync, and the gradient computed from it is still local.
+// CHECK-LABEL: func.func @zero3
+// CHECK: dist.all_gather
+// CHECK: %[[G:.*]] = arith.mulf
+// CHECK: dist.grad_sync %[[G]] for @w
+func.func @zero3(%p: tensor<4x12xf32> {dist.param = @w}, %x: tensor<16x12xf32>)
+    -> (tensor<16x12xf32> {dist.grad = @w}) {
+  %f = dist.all_gather %p on @world gather_axis = 0
+      : tensor<4x12xf32> -> !dist.future<tensor<16x12xf32>>
+  %full = dist.wait %f : !dist.future<tensor<16x12xf32>>
+  %g = arith.mulf %full, %x : tensor<16x12xf32>
+  return %g : tensor<16x12xf32>
+}
+
+// An explicit sync that is exactly the parameter's is raised, not synced
+// again.
+// CHECK-LABEL: func.func @explicit
+// CHECK-SAME: (%[[G:.*]]: tensor<16xf32>)
+// CHECK-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @b : tensor<16xf32> -> tensor<16xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @explicit(%g: tensor<16xf32>) -> (tensor<16xf32> {dist.grad = @b}) {
+  %quarter = arith.constant dense<0.25> : tensor<16xf32>
+  %m = arith.mulf %quarter, %g : tensor<16xf32>
+  %f = dist.all_reduce %m on @world reduction = sum : tensor<16xf32>
+  %r = dist.wait %f : !dist.future<tensor<16xf32>>
+  return %r : tensor<16xf32>
+}
+
 // -----
 
-// HSDP: 2 nodes x 4 devices. Reduce-scatter in the node, all-reduce across
-// nodes, pre-average by all 8 ranks.
 dist.mesh @hsdp shape = [2, 4]
 dist.parameter @w : tensor<4x12xf32> fully_sharded on @hsdp axes = [1]
     replicate_axes = [0]
 
 // CHECK-LABEL: func.func @hybrid
 // CHECK-SAME: -> (tensor<4x12xf32> {dist.grad = @w})
-// CHECK: arith.constant dense<8.000000e+00> : tensor<16x12xf32>
-// CHECK: arith.divf
-// CHECK: %[[RS:.*]] = dist.reduce_scatter %{{.*}} on @hsdp axes = [1] reduction = sum scatter_axis = 0 : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
-// CHECK: %[[S:.*]] = dist.wait %[[RS]]
-// CHECK: %[[AR:.*]] = dist.all_reduce %[[S]] on @hsdp axes = [0] reduction = sum : tensor<4x12xf32>
-// CHECK: %[[R:.*]] = dist.wait %[[AR]]
-// CHECK: return %[[R]]
+// CHECK: dist.grad_sync %{{.*}} for @w : tensor<16x12xf32> -> tensor<4x12xf32>
 func.func @hybrid(%g: tensor<16x12xf32>) -> (tensor<16x12xf32> {dist.grad = @w}) {
   return %g : tensor<16x12xf32>
 }

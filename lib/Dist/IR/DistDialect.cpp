@@ -75,10 +75,22 @@ struct FuncTieVerifier
       if (auto ref = func.getArgAttrOfType<FlatSymbolRefAttr>(i, DistDialect::getParamAttrName()))
         if (failed(verifyArgTie(func, i, ref, &symbolTable)))
           return failure();
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      if (auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(i, DistDialect::getGradAttrName()))
-        if (failed(verifyResultTie(func, i, ref, &symbolTable)))
-          return failure();
+    llvm::DenseMap<Attribute, unsigned> tiedResult;
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(i, DistDialect::getGradAttrName());
+      if (!ref)
+        continue;
+      if (failed(verifyResultTie(func, i, ref, &symbolTable)))
+        return failure();
+      // A parameter has one gradient: with two tied results the stash and
+      // the sync step could not tell which one carries the window.
+      auto [it, inserted] = tiedResult.try_emplace(ref, i);
+      if (!inserted)
+        return func->emitError() << "expected one result tied to " << ref << ", but results #"
+                                 << it->second << " and #" << i
+                                 << " both are: add the gradients of a tied weight before "
+                                    "returning them";
+    }
     return success();
   }
 };

@@ -427,3 +427,72 @@ llvm.func @llvm_grad_result_type() -> (i32 {dist.grad = @p})
 
 // expected-error @+1 {{'dist.param' on argument #0 names @q, which is not a dist.parameter}}
 llvm.func @llvm_param_arg_unknown(%a: i32 {dist.param = @q})
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+// A tied weight has one gradient: the frontend adds its contributions.
+// expected-error @+1 {{expected one result tied to @p, but results #0 and #1 both are: add the gradients of a tied weight before returning them}}
+func.func @two_results_one_parameter(%a: tensor<8x3xf32>, %b: tensor<8x3xf32>)
+    -> (tensor<8x3xf32> {dist.grad = @p}, tensor<8x3xf32> {dist.grad = @p}) {
+  return %a, %b : tensor<8x3xf32>, tensor<8x3xf32>
+}
+
+// -----
+
+func.func @grad_sync_unknown_param(%g: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{expected @q to name a dist.parameter, but it does not}}
+  %s = dist.grad_sync %g for @q : tensor<8x3xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+func.func @grad_sync_input_type(%g: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{expected the input of phase full of the sync of @p to have type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
+  %s = dist.grad_sync %g for @p : tensor<4x3xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+func.func @grad_sync_result_type(%g: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{expected the result of phase full of the sync of @p to have type 'tensor<4x3xf32>', but got 'tensor<8x3xf32>'}}
+  %s = dist.grad_sync %g for @p : tensor<8x3xf32> -> tensor<8x3xf32>
+  return %s : tensor<8x3xf32>
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+func.func @grad_sync_phase_without_replicate_axes(%g: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{expected phase = full for @p, which has no replicate_axes, but got phase = shard}}
+  %s = dist.grad_sync %g for @p phase = shard : tensor<8x3xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @n : tensor<4xi32> replicated on @w
+func.func @grad_sync_integer(%g: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{cannot synchronize the gradient of @n: its element type is not a float, so it cannot be pre-averaged}}
+  %s = dist.grad_sync %g for @n : tensor<4xi32> -> tensor<4xi32>
+  return %s : tensor<4xi32>
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+dist.parameter @d : tensor<?x4xf32> replicated on @w
+func.func @grad_sync_dynamic(%g: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{cannot synchronize the gradient of @d: its type has a dynamic shape; gradient syncs need static shapes}}
+  %s = dist.grad_sync %g for @d : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %s : tensor<?x4xf32>
+}

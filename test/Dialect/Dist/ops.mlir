@@ -98,12 +98,20 @@ func.func @forward(%w: tensor<8x12xf32> {dist.param = @"fc1.weight"},
   return %wf, %bf : tensor<16x12xf32>, tensor<16xf32>
 }
 
+// A gradient result has the unsharded (local) or the local (synced) type.
+// CHECK-LABEL: func.func @synced_gradient_type
+// CHECK-SAME: -> (tensor<8x12xf32> {dist.grad = @fc1.weight})
+func.func @synced_gradient_type(%s: tensor<8x12xf32>)
+    -> (tensor<8x12xf32> {dist.grad = @"fc1.weight"}) {
+  return %s : tensor<8x12xf32>
+}
+
 // CHECK-LABEL: func.func @backward
-// CHECK-SAME: -> (tensor<16x12xf32> {dist.grad = @fc1.weight}, tensor<8x12xf32> {dist.grad = @fc1.weight}, tensor<4x64xf32> {dist.grad = @w})
+// CHECK-SAME: -> (tensor<16x12xf32> {dist.grad = @fc1.weight}, tensor<8x12xf32>, tensor<4x64xf32> {dist.grad = @w})
 func.func @backward(%g: tensor<16x12xf32>, %s: tensor<8x12xf32>,
                     %h: tensor<4x64xf32>)
     -> (tensor<16x12xf32> {dist.grad = @"fc1.weight"},
-        tensor<8x12xf32> {dist.grad = @"fc1.weight"},
+        tensor<8x12xf32>,
         tensor<4x64xf32> {dist.grad = @w}) {
   // CHECK: dist.stash_grad_for_fsdp %{{.*}} for @fc1.weight : tensor<16x12xf32>
   // GENERIC: "dist.stash_grad_for_fsdp"(%{{.*}}) <{param = @fc1.weight}> : (tensor<16x12xf32>) -> ()
@@ -123,4 +131,19 @@ func.func @backward(%g: tensor<16x12xf32>, %s: tensor<8x12xf32>,
 // CHECK-SAME: !dist.future<memref<4xf32>>
 func.func @future_argument(%f: !dist.future<memref<4xf32>>) {
   return
+}
+
+// A gradient sync, whole or in its two HSDP phases; phase = full is the
+// default and is not printed.
+// CHECK-LABEL: func.func @grad_sync
+func.func @grad_sync(%g: tensor<16x12xf32>, %h: tensor<16x64xf32>)
+    -> (tensor<8x12xf32>, tensor<4x64xf32>) {
+  // CHECK: dist.grad_sync %{{.*}} for @fc1.weight : tensor<16x12xf32> -> tensor<8x12xf32>
+  // GENERIC: "dist.grad_sync"(%{{.*}}) <{param = @fc1.weight, phase = 0 : i32}> : (tensor<16x12xf32>) -> tensor<8x12xf32>
+  %s = dist.grad_sync %g for @"fc1.weight" : tensor<16x12xf32> -> tensor<8x12xf32>
+  // CHECK: %[[SH:.*]] = dist.grad_sync %{{.*}} for @w phase = shard : tensor<16x64xf32> -> tensor<4x64xf32>
+  %sh = dist.grad_sync %h for @w phase = shard : tensor<16x64xf32> -> tensor<4x64xf32>
+  // CHECK: dist.grad_sync %[[SH]] for @w phase = replicate : tensor<4x64xf32> -> tensor<4x64xf32>
+  %r = dist.grad_sync %sh for @w phase = replicate : tensor<4x64xf32> -> tensor<4x64xf32>
+  return %s, %r : tensor<8x12xf32>, tensor<4x64xf32>
 }
