@@ -14,7 +14,7 @@ func.func @clip(%g: tensor<8x8xf32>) -> (tensor<4x8xf32> {dist.grad = @w}, f32) 
   %zero = arith.constant 0.0 : f32
   %init = tensor.empty() : tensor<f32>
   %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
-  // expected-error @+1 {{skipping the gradient sync of @w would change the program: this op uses a value of the sync chain, which only the return may use}}
+  // expected-error @+1 {{skipping the gradient sync of @w would change the program: this op uses the synchronized gradient, which only the return may use}}
   %norm = linalg.reduce ins(%r : tensor<4x8xf32>) outs(%acc : tensor<f32>) dimensions = [0, 1]
     (%in: f32, %out: f32) {
       %sq = arith.mulf %in, %in : f32
@@ -35,7 +35,7 @@ dist.parameter @b : tensor<4xf32> replicated on @world
 func.func @nan_check(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xi1>) {
   %two = arith.constant dense<2.0> : tensor<4xf32>
   %d = arith.divf %g, %two : tensor<4xf32>
-  // expected-error @+1 {{skipping the gradient sync of @b would change the program}}
+  // expected-error @+1 {{apply-no-sync: result #0 of @nan_check, the gradient of @b, is not a recognized gradient sync: this op also uses the pre-averaged gradient of the sync chain, which only the chain may use}}
   %nan = arith.cmpf uno, %d, %d : tensor<4xf32>
   %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
@@ -91,8 +91,57 @@ func.func @sync_step(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   %a = arith.addf %s, %g : tensor<4xf32>
   %two = arith.constant dense<2.0> : tensor<4xf32>
   %d = arith.divf %a, %two : tensor<4xf32>
+  // expected-error @+1 {{apply-no-sync: result #0 of @sync_step, the gradient of @b, already consumes the stash (a -dist-sync-step function): skipping its sync would drop the accumulated gradient}}
   %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
-  // expected-warning @+1 {{apply-no-sync: result #0 of @sync_step, the gradient of @b, is not a recognized gradient sync (it already consumes the stash (a -dist-sync-step function)); left unchanged}}
+  // expected-note @+1 {{returned here as result #0}}
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// A pre-averaging by the wrong factor is not the parameter's sync: skipping
+// it cannot be proven right.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @wrong_factor(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %three = arith.constant dense<3.0> : tensor<4xf32>
+  // expected-error @+1 {{apply-no-sync: result #0 of @wrong_factor, the gradient of @b, is not a recognized gradient sync: expected the pre-averaging to scale by 1/2, but it scales by 0.333333}}
+  %d = arith.divf %g, %three : tensor<4xf32>
+  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The same gradient sync written by hand with dist.grad_sync, then clipped:
+// the error is at the clip.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @clip_grad_sync(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32>) {
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  %lim = arith.constant dense<1.0> : tensor<4xf32>
+  // expected-error @+1 {{skipping the gradient sync of @b would change the program: this op uses the synchronized gradient}}
+  %c = arith.minimumf %s, %lim : tensor<4xf32>
+  // expected-note @+1 {{returned here as result #0}}
+  return %s, %c : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Only the shard phase of a hybrid sync is returned: the replicate-axes
+// all-reduce is missing, so this is not the parameter's synced gradient.
+dist.mesh @hsdp shape = [2, 2]
+dist.parameter @w : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
+    replicate_axes = [0]
+
+func.func @shard_phase_only(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @w}) {
+  // expected-error @+1 {{is only the shard phase of its sync: the all_reduce over the replicate axes is missing}}
+  %s = dist.grad_sync %g for @w phase = shard : tensor<4x3xf32> -> tensor<2x3xf32>
+  // expected-note @+1 {{returned here as result #0}}
+  return %s : tensor<2x3xf32>
 }

@@ -222,12 +222,10 @@ dist.parameter @w : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
 // CHECK-NEXT: dist.stash_grad_for_fsdp %[[G]] for @w : tensor<4x3xf32>
 // CHECK-NEXT: return{{$}}
 // PARTIAL-LABEL: func.func @hybrid
-// PARTIAL: %[[D:.*]] = arith.divf
-// PARTIAL: %[[RS:.*]] = dist.reduce_scatter %[[D]] on @hsdp axes = [1] reduction = sum scatter_axis = 0
-// PARTIAL: %[[S:.*]] = dist.wait %[[RS]]
+// PARTIAL-SAME: (%[[G:.*]]: tensor<4x3xf32>) {
+// PARTIAL-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @w phase = shard : tensor<4x3xf32> -> tensor<2x3xf32>
 // PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[S]] for @w : tensor<2x3xf32>
-// PARTIAL-NOT: dist.all_reduce
-// PARTIAL: return{{$}}
+// PARTIAL-NEXT: return{{$}}
 func.func @hybrid(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @w}) {
   %four = arith.constant dense<4.0> : tensor<4x3xf32>
   %d = arith.divf %g, %four : tensor<4x3xf32>
@@ -266,37 +264,44 @@ func.func @step(%g: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Not a gradient sync: warned about and left unchanged (the ZeRO-3
-// parameter gather of the backward is never mistaken for one).
+// A function with no gradient sync at all is not touched (and warned about).
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
-dist.parameter @c : tensor<4xf32> replicated on @world
 
-// CHECK-LABEL: func.func @wrong_factor
-// CHECK-SAME: -> (tensor<4xf32> {dist.grad = @b}) {
-// CHECK-NEXT: dist.stash_grad_for_fsdp %{{.*}} for @c
-// CHECK: arith.divf
-// CHECK: dist.all_reduce
-// CHECK: return %{{.*}} : tensor<4xf32>
-// WARN: warning: apply-no-sync: result #0 of @wrong_factor, the gradient of @b, is not a recognized gradient sync (the pre-averaging scales by 0.333333, not by 1/2); left unchanged
-func.func @wrong_factor(%g: tensor<4xf32>, %h: tensor<4xf32>)
-    -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32> {dist.grad = @c}) {
-  %three = arith.constant dense<3.0> : tensor<4xf32>
-  %d = arith.divf %g, %three : tensor<4xf32>
-  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
-  %r = dist.wait %f : !dist.future<tensor<4xf32>>
-  %two = arith.constant dense<2.0> : tensor<4xf32>
-  %e = arith.divf %h, %two : tensor<4xf32>
-  %f2 = dist.all_reduce %e on @world reduction = sum : tensor<4xf32>
-  %r2 = dist.wait %f2 : !dist.future<tensor<4xf32>>
-  return %r, %r2 : tensor<4xf32>, tensor<4xf32>
-}
-
-// A function with no gradient sync at all is not touched (and warned about).
-// WARN: warning: apply-no-sync: result #0 of @local_only, the gradient of @b, is not a recognized gradient sync (it is produced by a block argument, not by a dist.wait); left unchanged
+// WARN: warning: apply-no-sync: result #0 of @local_only, the gradient of @b, is not synchronized: there is no sync to skip (run -dist-insert-grad-sync first); left unchanged
 // CHECK-LABEL: func.func @local_only
 // CHECK-SAME: -> (tensor<4xf32> {dist.grad = @b})
-// CHECK-NOT: dist.
+// CHECK-NEXT: return
 func.func @local_only(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   return %g : tensor<4xf32>
+}
+
+// -----
+
+// The form -dist-insert-grad-sync writes: dist.grad_sync is replaced by the
+// stash of its input; under hsdp-partial a hybrid sync keeps its shard phase.
+dist.mesh @hsdp shape = [2, 2]
+dist.parameter @w : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
+    replicate_axes = [0]
+dist.parameter @b : tensor<3xf32> replicated on @hsdp
+
+// CHECK-LABEL: func.func @grad_sync_form
+// CHECK-SAME: (%[[GW:.*]]: tensor<4x3xf32>, %[[X:.*]]: tensor<3xf32>) -> tensor<3xf32> {
+// CHECK-NEXT: dist.stash_grad_for_fsdp %[[GW]] for @w : tensor<4x3xf32>
+// CHECK-NEXT: %[[GB:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK-NEXT: dist.stash_grad_for_fsdp %[[GB]] for @b : tensor<3xf32>
+// CHECK-NOT: dist.grad_sync
+// CHECK: return %[[X]] : tensor<3xf32>
+// PARTIAL-LABEL: func.func @grad_sync_form
+// PARTIAL: dist.stash_grad_for_fsdp %{{.*}} for @b : tensor<3xf32>
+// PARTIAL-NEXT: %[[SH:.*]] = dist.grad_sync %{{.*}} for @w phase = shard : tensor<4x3xf32> -> tensor<2x3xf32>
+// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH]] for @w : tensor<2x3xf32>
+// PARTIAL-NEXT: return
+func.func @grad_sync_form(%gw: tensor<4x3xf32>, %x: tensor<3xf32>)
+    -> (tensor<2x3xf32> {dist.grad = @w}, tensor<3xf32> {dist.grad = @b},
+        tensor<3xf32>) {
+  %gb = arith.mulf %x, %x : tensor<3xf32>
+  %sw = dist.grad_sync %gw for @w : tensor<4x3xf32> -> tensor<2x3xf32>
+  %sb = dist.grad_sync %gb for @b : tensor<3xf32> -> tensor<3xf32>
+  return %sw, %sb, %x : tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>
 }

@@ -1,4 +1,4 @@
-// RUN: dist-opt %s -dist-grad-accumulation -verify-diagnostics
+// RUN: dist-opt %s -split-input-file -dist-grad-accumulation -verify-diagnostics
 
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
@@ -13,4 +13,68 @@ func.func @clipped(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor
   %sq = arith.mulf %r, %r : tensor<4xf32>
   // expected-note @+1 {{the synchronized gradient is returned here as result #0}}
   return %r, %sq : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Regression: one sync consumes the stash and the other does not. The
+// no_sync variant kept take_stash and threw the stash away every micro-step.
+dist.mesh @world shape = [2]
+dist.parameter @a : tensor<4xf32> replicated on @world
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @mixed(%g: tensor<4xf32>, %h: tensor<4xf32>)
+    -> (tensor<4xf32> {dist.grad = @a}, tensor<4xf32> {dist.grad = @b}) {
+  %t = dist.take_stash @a : tensor<4xf32>
+  %x = arith.addf %t, %g : tensor<4xf32>
+  %sa = dist.grad_sync %x for @a : tensor<4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{dist-grad-accumulation: result #1 of @mixed, the gradient of @b, does not consume the stash while other gradients of the function do: it is neither a no_sync nor a sync-step backward}}
+  %sb = dist.grad_sync %h for @b : tensor<4xf32> -> tensor<4xf32>
+  // expected-note @+1 {{returned here as result #1}}
+  return %sa, %sb : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Regression: a backward whose tied results are all unrecognized was skipped
+// before anything was reported: exit 0, no variant, no message.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @avg_only(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{dist-grad-accumulation: result #0 of @avg_only, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes}}
+  %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A backward called from a train step: its no_sync variant would never be
+// called (regression: it was written anyway, and the caller kept syncing).
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @backward(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+func.func @train_step(%g: tensor<4xf32>, %p: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{dist-grad-accumulation: @backward is called here, but its no_sync variant would never be called; calls are not followed: inline it first (e.g. --inline) or rewrite the caller}}
+  %r = func.call @backward(%g) : (tensor<4xf32>) -> tensor<4xf32>
+  %u = arith.subf %p, %r : tensor<4xf32>
+  return %u : tensor<4xf32>
+}
+
+// -----
+
+// Nothing synchronized at all (-dist-insert-grad-sync was not run): warned.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @local(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-warning @+1 {{dist-grad-accumulation: result #0 of @local, the gradient of @b, is not synchronized (run -dist-insert-grad-sync first): no _no_sync variant is written; left unchanged}}
+  return %g : tensor<4xf32>
 }

@@ -20,9 +20,8 @@ func.func @fwd(%w: tensor<4x8xf32> {dist.param = @w}) -> tensor<8x8xf32> {
 // CHECK-SAME: (%[[G:.*]]: tensor<8x8xf32>, %[[DX:.*]]: tensor<8x8xf32>) -> (tensor<4x8xf32> {dist.grad = @w}, tensor<8x8xf32>)
 // CHECK: %[[S:.*]] = dist.take_stash @w : tensor<8x8xf32>
 // CHECK: %[[A:.*]] = arith.addf %[[S]], %[[G]]
-// CHECK: arith.divf %[[A]]
-// CHECK: dist.reduce_scatter
-// CHECK: dist.wait
+// CHECK: %[[R:.*]] = dist.grad_sync %[[A]] for @w : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: return %[[R]], %[[DX]]
 // The no_sync variant follows it.
 // CHECK-LABEL: func.func @bwd_no_sync
 // CHECK-SAME: (%[[G2:.*]]: tensor<8x8xf32>, %[[DX2:.*]]: tensor<8x8xf32>) -> tensor<8x8xf32> {
@@ -40,3 +39,38 @@ func.func @bwd(%g: tensor<8x8xf32>, %dx: tensor<8x8xf32>)
   return %r, %dx : tensor<4x8xf32>, tensor<8x8xf32>
 }
 
+
+// -----
+
+// The form -dist-insert-grad-sync writes; a function without tied results
+// is left alone; HSDP partial splits the sync in the sync step.
+// RUN: dist-opt %s -split-input-file -dist-grad-accumulation=hsdp-partial | FileCheck %s --check-prefix=PARTIAL
+dist.mesh @hsdp shape = [2, 2]
+dist.parameter @h : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
+    replicate_axes = [0]
+
+// CHECK-LABEL: func.func @untied
+// CHECK-NOT: _no_sync
+func.func @untied(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @hybrid
+// CHECK: %[[T:.*]] = dist.take_stash @h : tensor<4x3xf32>
+// CHECK: %[[A:.*]] = arith.addf %[[T]], %{{.*}}
+// CHECK: dist.grad_sync %[[A]] for @h : tensor<4x3xf32> -> tensor<2x3xf32>
+// CHECK-LABEL: func.func @hybrid_no_sync
+// CHECK-NEXT: dist.stash_grad_for_fsdp %{{.*}} for @h : tensor<4x3xf32>
+// PARTIAL-LABEL: func.func @hybrid
+// PARTIAL: %[[SH:.*]] = dist.grad_sync %{{.*}} for @h phase = shard
+// PARTIAL: %[[T:.*]] = dist.take_stash @h : tensor<2x3xf32>
+// PARTIAL: %[[A:.*]] = arith.addf %[[T]], %[[SH]]
+// PARTIAL: dist.grad_sync %[[A]] for @h phase = replicate
+// PARTIAL-LABEL: func.func @hybrid_no_sync
+// PARTIAL: %[[SH2:.*]] = dist.grad_sync %{{.*}} for @h phase = shard
+// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH2]] for @h : tensor<2x3xf32>
+// PARTIAL-NOT: phase = replicate
+func.func @hybrid(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @h}) {
+  %s = dist.grad_sync %g for @h : tensor<4x3xf32> -> tensor<2x3xf32>
+  return %s : tensor<2x3xf32>
+}

@@ -12,12 +12,10 @@ dist.parameter @b : tensor<8xf32> replicated on @world
 // CHECK-SAME: (%[[GW:.*]]: tensor<8x8xf32>, %[[GB:.*]]: tensor<8xf32>, %[[DX:.*]]: tensor<8x8xf32>)
 // CHECK: %[[SW:.*]] = dist.take_stash @w : tensor<8x8xf32>
 // CHECK: %[[AW:.*]] = arith.addf %[[SW]], %[[GW]] : tensor<8x8xf32>
-// CHECK: %[[DW:.*]] = arith.divf %[[AW]], %{{.*}} : tensor<8x8xf32>
-// CHECK: dist.reduce_scatter %[[DW]] on @world reduction = sum scatter_axis = 0
+// CHECK: dist.grad_sync %[[AW]] for @w : tensor<8x8xf32> -> tensor<4x8xf32>
 // CHECK: %[[SB:.*]] = dist.take_stash @b : tensor<8xf32>
 // CHECK: %[[AB:.*]] = arith.addf %[[SB]], %[[GB]] : tensor<8xf32>
-// CHECK: %[[MB:.*]] = arith.mulf %[[AB]], %{{.*}} : tensor<8xf32>
-// CHECK: dist.all_reduce %[[MB]] on @world reduction = sum
+// CHECK: dist.grad_sync %[[AB]] for @b : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NOT: dist.take_stash
 // CHECK: return %{{.*}}, %{{.*}}, %[[DX]]
 func.func @bwd(%gw: tensor<8x8xf32>, %gb: tensor<8xf32>, %dx: tensor<8x8xf32>)
@@ -46,17 +44,13 @@ dist.parameter @w : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
 
 // CHECK-LABEL: func.func @hybrid
 // CHECK: %[[S:.*]] = dist.take_stash @w : tensor<4x3xf32>
-// CHECK: arith.addf %[[S]]
-// CHECK: arith.divf
-// CHECK: dist.reduce_scatter
-// CHECK: dist.all_reduce
+// CHECK: %[[A:.*]] = arith.addf %[[S]]
+// CHECK: dist.grad_sync %[[A]] for @w : tensor<4x3xf32> -> tensor<2x3xf32>
 // PARTIAL-LABEL: func.func @hybrid
-// PARTIAL: arith.divf
-// PARTIAL: %[[RS:.*]] = dist.reduce_scatter
-// PARTIAL: %[[SH:.*]] = dist.wait %[[RS]]
+// PARTIAL: %[[SH:.*]] = dist.grad_sync %{{.*}} for @w phase = shard
 // PARTIAL: %[[S:.*]] = dist.take_stash @w : tensor<2x3xf32>
 // PARTIAL: %[[A:.*]] = arith.addf %[[S]], %[[SH]] : tensor<2x3xf32>
-// PARTIAL: dist.all_reduce %[[A]] on @hsdp axes = [0] reduction = sum
+// PARTIAL: dist.grad_sync %[[A]] for @w phase = replicate
 func.func @hybrid(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @w}) {
   %four = arith.constant dense<4.0> : tensor<4x3xf32>
   %d = arith.divf %g, %four : tensor<4x3xf32>
@@ -77,7 +71,7 @@ dist.parameter @b : tensor<4xf32> replicated on @world
 // the whole window's gradient, as before.
 // CHECK-LABEL: func.func @clip
 // CHECK: dist.take_stash @b
-// CHECK: %[[R:.*]] = dist.wait
+// CHECK: %[[R:.*]] = dist.grad_sync
 // CHECK: arith.mulf %[[R]], %[[R]]
 func.func @clip(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32>) {
   %two = arith.constant dense<2.0> : tensor<4xf32>
@@ -86,4 +80,25 @@ func.func @clip(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4x
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   %sq = arith.mulf %r, %r : tensor<4xf32>
   return %r, %sq : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Regression: the gradient is the splat constant that also pre-averages it
+// (0.5 * 0.5 on a mesh of 2). Adding the stash once rewrote both operands.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+// CHECK-LABEL: func.func @shared_constant
+// CHECK: %[[C:.*]] = arith.constant dense<5.000000e-01> : tensor<4xf32>
+// CHECK: %[[T:.*]] = dist.take_stash @b
+// CHECK: %[[A:.*]] = arith.addf %[[T]], %[[C]]
+// CHECK: %[[R:.*]] = dist.grad_sync %[[A]] for @b
+// CHECK: return %[[R]]
+func.func @shared_constant() -> (tensor<4xf32> {dist.grad = @b}) {
+  %half = arith.constant dense<0.5> : tensor<4xf32>
+  %m = arith.mulf %half, %half : tensor<4xf32>
+  %f = dist.all_reduce %m on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
 }
