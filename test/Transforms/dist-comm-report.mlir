@@ -9,6 +9,14 @@
 // VARIANT: always-sync 9552 bytes 7416.0 wire bytes/rank
 // VARIANT: no_sync (one round) 7056 bytes 5400.0 wire bytes/rank
 // VARIANT: two-round (Thunder) 7888 bytes 6072.0 wire bytes/rank
+// The same once the syncs are expanded into their collectives.
+// RUN: dist-opt %s -dist-grad-accumulation -dist-expand-grad-sync -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=VARIANT
+// Frontend IR, before any gradient sync: the report says so instead of
+// reporting that no_sync saves nothing.
+// RUN: dist-opt %S/../../examples/linear_fsdp.mlir -dist-comm-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNSYNCED
+// UNSYNCED: warning: dist-comm-report: the module has gradients tied to parameters but no gradient sync (dist.grad_sync or a matching explicit chain): no_sync saves nothing here; run -dist-no-sync-pipeline first
+// RUN: dist-opt %S/../../examples/linear_fsdp.mlir --dist-no-sync-pipeline -dist-comm-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=SYNCED --implicit-check-not=warning
+// SYNCED: no_sync saves
 // The report leaves the IR unchanged.
 // RUN: dist-opt %s -dist-comm-report=output=%t.txt | FileCheck %s --check-prefix=IR
 // RUN: not dist-opt %s -dist-comm-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADFMT

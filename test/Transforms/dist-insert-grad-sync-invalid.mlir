@@ -123,8 +123,8 @@ func.func @branches(%c: i1, %g: tensor<4xf32>, %h: tensor<4xf32>)
 
 // -----
 
-// Calls are not followed: the result type of a called backward would change
-// under its caller.
+// Calls are not followed: syncs (and for a sharded parameter other result
+// types) would appear under the caller, which may sync the results itself.
 dist.mesh @world shape = [2]
 dist.parameter @w : tensor<2x4xf32> fully_sharded on @world
 
@@ -133,7 +133,7 @@ func.func @backward(%g: tensor<4x4xf32>) -> (tensor<4x4xf32> {dist.grad = @w}) {
 }
 
 func.func @train_step(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  // expected-error @+1 {{dist-insert-grad-sync: @backward is called here, but its gradient results change type; calls are not followed: inline it first (e.g. --inline) or rewrite the caller}}
+  // expected-error @+1 {{dist-insert-grad-sync: @backward is called here, but it would synchronize its gradients inside the call; calls are not followed: inline it first (e.g. --inline) or rewrite the caller}}
   %r = func.call @backward(%g) : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }
@@ -147,4 +147,21 @@ dist.parameter @w : tensor<2x4xf32> fully_sharded on @world
 func.func @sharded_without_sync(%g: tensor<2x4xf32>) -> (tensor<2x4xf32> {dist.grad = @w}) {
   // expected-error @+1 {{has the synchronized (sharded) type, but no gradient sync produces it}}
   return %g : tensor<2x4xf32>
+}
+
+// -----
+
+// The same for a replicated parameter, whose types do not change: a caller
+// with its own ties would sync a second time (regression: two rounds).
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @train_step(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{@backward is called here, but it would synchronize its gradients inside the call}}
+  %r = func.call @backward(%g) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+func.func @backward(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  return %g : tensor<4xf32>
 }

@@ -58,12 +58,12 @@ struct DistInsertGradSyncPass
       return failure();
     if (local.empty())
       return success();
-    bool typesChange = llvm::any_of(local, [](TiedGradient *t) {
-      return t->plan.localGradType != t->plan.syncedType;
-    });
-    if (typesChange &&
-        failed(refuseCallers(func, module, "dist-insert-grad-sync",
-                             "its gradient results change type")))
+    // A caller would see communication (and, for sharded parameters, other
+    // result types) appear under the call; whether it already syncs the
+    // results itself is not followed.
+    if (failed(refuseCallers(func, module, "dist-insert-grad-sync",
+                             "it would synchronize its gradients inside the "
+                             "call")))
       return failure();
 
     func::ReturnOp ret = analysis->ret;
