@@ -18,32 +18,43 @@ namespace {
 /// Finds communication that a value is computed from: a gradient sync, a
 /// reducing collective, the stash, or a call that may do any of them. A
 /// gather of a function argument is not: that is how ZeRO-3 brings a
-/// parameter back.
+/// parameter back. One forward pass over the function marks every op of its
+/// body with the first communication it depends on (an op with regions
+/// depends on everything nested in it), so a query is a lookup: a training
+/// step has thousands of gradients in one function.
 class CommunicationFinder {
 public:
-  explicit CommunicationFinder(SymbolTableCollection &symbolTable)
-      : symbolTable(symbolTable) {}
+  CommunicationFinder(SymbolTableCollection &symbolTable,
+                      FunctionOpInterface func)
+      : symbolTable(symbolTable), func(func) {}
 
-  /// The first communicating op `value` depends on inside `func`, or null.
-  Operation *findIn(Value value, FunctionOpInterface func);
+  /// The first communicating op `value` depends on, or null.
+  Operation *findIn(Value value);
 
 private:
   /// Whether `op` itself communicates (a call: whether its callee may).
-  bool communicates(Operation *op, FunctionOpInterface func);
+  bool communicates(Operation *op, FunctionOpInterface within);
   bool mayCommunicate(FunctionOpInterface callee);
+  /// The op of the function's body that `value` is defined by or in; null
+  /// for the body's own arguments.
+  Operation *bodyOpOf(Value value);
+  void analyze();
 
   SymbolTableCollection &symbolTable;
+  FunctionOpInterface func;
+  bool analyzed = false;
+  llvm::DenseMap<Operation *, Operation *> dependsOn;
   llvm::DenseMap<Operation *, bool> calleeCommunicates;
 };
 } // namespace
 
 bool CommunicationFinder::communicates(Operation *op,
-                                       FunctionOpInterface func) {
+                                       FunctionOpInterface within) {
   if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
     return true;
   if (auto gather = dyn_cast<AllGatherOp>(op)) {
     auto arg = dyn_cast<BlockArgument>(gather.getInput());
-    return !arg || arg.getOwner()->getParentOp() != func;
+    return !arg || arg.getOwner()->getParentOp() != within;
   }
   if (auto call = dyn_cast<CallOpInterface>(op)) {
     auto callee =
@@ -68,39 +79,41 @@ bool CommunicationFinder::mayCommunicate(FunctionOpInterface callee) {
   return result;
 }
 
-Operation *CommunicationFinder::findIn(Value value, FunctionOpInterface func) {
-  SmallVector<Value> worklist{value};
-  llvm::DenseSet<Value> seenValues;
-  llvm::DenseSet<Operation *> seenOps;
-  // Visits an op: itself, then everything nested in it, pushing the values
-  // they read from outside.
-  auto visit = [&](Operation *op) -> Operation * {
-    if (op == func || !seenOps.insert(op).second)
-      return nullptr;
+Operation *CommunicationFinder::bodyOpOf(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    op = cast<BlockArgument>(value).getOwner()->getParentOp();
+  if (op == func)
+    return nullptr;
+  return func.getFunctionBody().front().findAncestorOpInBlock(*op);
+}
+
+void CommunicationFinder::analyze() {
+  analyzed = true;
+  for (Operation &op : func.getFunctionBody().front()) {
     Operation *found = nullptr;
-    op->walk([&](Operation *inner) {
+    op.walk([&](Operation *inner) {
       if (communicates(inner, func)) {
         found = inner;
         return WalkResult::interrupt();
       }
-      for (Value operand : inner->getOperands())
-        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
-          worklist.push_back(operand); // Defined outside `op`.
+      for (Value operand : inner->getOperands()) {
+        Operation *def = bodyOpOf(operand);
+        if (def && def != &op && (found = dependsOn.lookup(def)))
+          return WalkResult::interrupt();
+      }
       return WalkResult::advance();
     });
-    return found;
-  };
-  while (!worklist.empty()) {
-    Value current = worklist.pop_back_val();
-    if (!seenValues.insert(current).second)
-      continue;
-    Operation *owner = current.getDefiningOp();
-    if (auto arg = dyn_cast<BlockArgument>(current))
-      owner = arg.getOwner()->getParentOp(); // A loop's iter_args, ...
-    if (Operation *found = owner ? visit(owner) : nullptr)
-      return found;
+    if (found)
+      dependsOn[&op] = found;
   }
-  return nullptr;
+}
+
+Operation *CommunicationFinder::findIn(Value value) {
+  if (!analyzed)
+    analyze();
+  Operation *def = bodyOpOf(value);
+  return def ? dependsOn.lookup(def) : nullptr;
 }
 
 //===----------------------------------------------------------------------===//
@@ -213,24 +226,19 @@ static void classifySync(TiedGradient &tied, GradSyncOp sync) {
 }
 
 static void classify(TiedGradient &tied, Value value,
-                     FunctionOpInterface func,
                      SymbolTableCollection &symbolTable,
                      CommunicationFinder &finder) {
   if (auto sync = value.getDefiningOp<GradSyncOp>())
     return classifySync(tied, sync);
   if (value.getDefiningOp<WaitOp>()) {
+    // Not raised: say why it does not match.
     std::string why;
     Operation *at = nullptr;
-    FailureOr<ExplicitSync> sync =
-        matchExplicitSync(value, tied.plan, symbolTable, why, at);
-    if (failed(sync))
-      return markUnrecognized(tied, at ? at : value.getDefiningOp(),
-                              "is not a recognized gradient sync: " + why,
-                              true);
-    Value raised = raise(*sync, tied.plan, value);
-    return classifySync(tied, raised.getDefiningOp<GradSyncOp>());
+    (void)matchExplicitSync(value, tied.plan, symbolTable, why, at);
+    return markUnrecognized(tied, at ? at : value.getDefiningOp(),
+                            "is not a recognized gradient sync: " + why, true);
   }
-  if (Operation *comm = finder.findIn(value, func)) {
+  if (Operation *comm = finder.findIn(value)) {
     Operation *at = value.getDefiningOp() ? value.getDefiningOp() : comm;
     return markUnrecognized(
         tied, at,
@@ -273,7 +281,6 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
            << body.getBlocks().size()
            << " blocks: each return would need the same gradient syncs";
 
-  CommunicationFinder finder(symbolTable);
   for (auto [index, param] : ties) {
     TiedGradient tied;
     tied.resultIndex = index;
@@ -287,9 +294,25 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
              << SymbolRefAttr::get(param.getSymNameAttr())
              << ", which cannot be synchronized: " << why;
     tied.plan = *plan;
-    classify(tied, analysis.ret.getOperand(index), func, symbolTable, finder);
     analysis.tied.push_back(tied);
   }
+  // Raise every explicit sync before looking for communication, so that the
+  // search sees the final IR.
+  for (TiedGradient &tied : analysis.tied) {
+    Value value = analysis.ret.getOperand(tied.resultIndex);
+    std::string why;
+    Operation *at = nullptr;
+    if (!value.getDefiningOp<WaitOp>())
+      continue;
+    if (FailureOr<ExplicitSync> sync =
+            matchExplicitSync(value, tied.plan, symbolTable, why, at);
+        succeeded(sync))
+      raise(*sync, tied.plan, value);
+  }
+  CommunicationFinder finder(symbolTable, func);
+  for (TiedGradient &tied : analysis.tied)
+    classify(tied, analysis.ret.getOperand(tied.resultIndex), symbolTable,
+             finder);
   return analysis;
 }
 
