@@ -75,6 +75,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pm.addPass(dist::createApplyNoSyncPass(options));
   });
   runOn(*module, [](PassManager &pm) { pm.addPass(dist::createDistSyncStepPass()); });
+  runOn(*module, [](PassManager &pm) { pm.addPass(dist::createDistExpandGradSyncPass()); });
+  runOn(*module, [](PassManager &pm) {
+    dist::DistGradAccumulationPassOptions options;
+    options.hsdpPartial = true;
+    pm.addPass(dist::createDistGradAccumulationPass(options));
+  });
   runOn(*module, [](PassManager &pm) {
     dist::buildNoSyncPipeline(pm, dist::NoSyncPipelineOptions());
   });
@@ -85,6 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   });
   runOn(*module, [](PassManager &pm) {
     pm.addPass(dist::createDistExpandSynchronizePass());
+    pm.addPass(dist::createDistExpandGradSyncPass());
     pm.addPass(dist::createConvertDistToRuntimePass());
   });
   return 0;
