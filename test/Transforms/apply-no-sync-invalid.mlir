@@ -145,3 +145,16 @@ func.func @shard_phase_only(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad 
   // expected-note @+1 {{returned here as result #0}}
   return %s : tensor<2x3xf32>
 }
+
+// -----
+
+// A backward that already stashes: -apply-no-sync would stash twice.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @stashes(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{apply-no-sync: the function already writes the stash here}}
+  dist.stash_grad_for_fsdp %g for @b : tensor<4xf32>
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

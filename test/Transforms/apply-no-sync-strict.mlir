@@ -11,7 +11,7 @@ func.func @max_reduction(%g: tensor<4xf32>, %h: tensor<4xf32>)
     -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32> {dist.grad = @c}) {
   %two = arith.constant dense<2.0> : tensor<4xf32>
   %d = arith.divf %g, %two : tensor<4xf32>
-  // expected-error @+1 {{apply-no-sync: result #0 of @max_reduction, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes}}
+  // expected-error @+1 {{apply-no-sync: result #0 of @max_reduction, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a max all_reduce}}
   %f = dist.all_reduce %d on @world reduction = max : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   %e = arith.divf %h, %two : tensor<4xf32>

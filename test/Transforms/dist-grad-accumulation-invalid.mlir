@@ -42,7 +42,7 @@ dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
 
 func.func @avg_only(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
-  // expected-error @+1 {{dist-grad-accumulation: result #0 of @avg_only, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes}}
+  // expected-error @+1 {{dist-grad-accumulation: result #0 of @avg_only, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce}}
   %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   // expected-note @+1 {{returned here as result #0}}
@@ -77,4 +77,51 @@ dist.parameter @b : tensor<4xf32> replicated on @world
 func.func @local(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   // expected-warning @+1 {{dist-grad-accumulation: result #0 of @local, the gradient of @b, is not synchronized (run -dist-insert-grad-sync first): no _no_sync variant is written; left unchanged}}
   return %g : tensor<4xf32>
+}
+
+// -----
+
+// The stash belongs to the passes. A backward that already stashes (say,
+// after a Thunder-style rewrite) would stash twice in the no_sync variant
+// and add the gradient twice in the sync step (regression: 2x the gradient).
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @stashes(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{dist-grad-accumulation: the function already writes the stash here, outside the gradient syncs that the passes rewrite: a no_sync variant would stash twice or lose the window}}
+  dist.stash_grad_for_fsdp %g for @b : tensor<4xf32>
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// A stash released for logging: every no_sync micro-step would drop what it
+// stashed (regression: only the last micro-batch reached the optimizer).
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @logs_stash(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32>) {
+  // expected-error @+1 {{dist-grad-accumulation: the function already releases the stash here}}
+  %t = dist.take_stash @b : tensor<4xf32>
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s, %t : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An unrelated function with the variant's name (regression: taken for the
+// variant, so the window lost K-1 micro-batches without a word).
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+// expected-note @+1 {{the backward is here}}
+func.func @step(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// expected-error @+1 {{dist-grad-accumulation: cannot write the no_sync variant of @step: the module already has a symbol named @step_no_sync, which is not its variant}}
+func.func @step_no_sync(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
 }

@@ -43,7 +43,7 @@ dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
 
 func.func @avg(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
-  // expected-error @+1 {{is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes}}
+  // expected-error @+1 {{is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce}}
   %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   // expected-note @+1 {{returned here as result #0}}
@@ -99,7 +99,7 @@ func.func private @helper(%g: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 func.func @calls_communication(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
-  // expected-error @+1 {{is computed from communication ('func.call')}}
+  // expected-error @+1 {{is computed from communication ('func.call' to @helper, which may communicate: its body is external, recursive or communicates)}}
   %r = func.call @helper(%g) : (tensor<4xf32>) -> tensor<4xf32>
   // expected-note @+1 {{returned here as result #0}}
   return %r : tensor<4xf32>
@@ -164,4 +164,24 @@ func.func @train_step(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
 
 func.func @backward(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   return %g : tensor<4xf32>
+}
+
+// -----
+
+// Only the gather of a parameter is how ZeRO-3 brings it back: gathering a
+// computed gradient (or an untied argument) and summing the pieces is a
+// sync by another name, and no_sync would still communicate it.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @gathered_gradient(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %f = dist.all_gather %g on @world gather_axis = 0
+      : tensor<4xf32> -> !dist.future<tensor<8xf32>>
+  %all = dist.wait %f : !dist.future<tensor<8xf32>>
+  %lo = tensor.extract_slice %all[0] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  %hi = tensor.extract_slice %all[4] [4] [1] : tensor<8xf32> to tensor<4xf32>
+  // expected-error @+1 {{is computed from communication ('dist.all_gather')}}
+  %sum = arith.addf %lo, %hi : tensor<4xf32>
+  // expected-note @+1 {{returned here as result #0}}
+  return %sum : tensor<4xf32>
 }

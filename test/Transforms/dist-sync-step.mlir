@@ -102,3 +102,17 @@ func.func @shared_constant() -> (tensor<4xf32> {dist.grad = @b}) {
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// The variant's name does not make a function a variant: a backward called
+// *_no_sync gets its sync step like any other.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+// CHECK-LABEL: func.func @named_no_sync
+// CHECK: dist.take_stash @b
+func.func @named_no_sync(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}

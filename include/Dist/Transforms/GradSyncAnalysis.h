@@ -80,6 +80,15 @@ void reportTiedGradient(func::FuncOp func, GradSyncAnalysis &analysis,
                         TiedGradient &tied, StringRef passName,
                         bool asWarning);
 
+/// The stash belongs to the passes. Before `passName` rewrites `func`, every
+/// dist.stash_grad_for_fsdp in it, and every dist.take_stash that is not the
+/// stash sum read by one of its synced gradients, is an error: a backward that
+/// already writes the stash would stash a gradient twice, one that releases
+/// it elsewhere would lose the window.
+LogicalResult refuseForeignStashOps(func::FuncOp func,
+                                    GradSyncAnalysis &analysis,
+                                    StringRef passName);
+
 /// Emits an error at every func.call of `func` in `module` and returns
 /// failure if there is one: `passName` would change `func` in a way its
 /// callers do not follow (`why`).

@@ -196,7 +196,8 @@ struct ApplyNoSyncPass
         return signalPassFailure();
       if (stashed.empty())
         continue;
-      if (failed(rewriteToNoSync(func, stashed, hsdpPartial, module)))
+      if (failed(refuseForeignStashOps(func, *analysis, "apply-no-sync")) ||
+          failed(rewriteToNoSync(func, stashed, hsdpPartial, module)))
         return signalPassFailure();
       numStashed += stashed.size();
       ++numFunctions;

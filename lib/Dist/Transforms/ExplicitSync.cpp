@@ -159,6 +159,18 @@ static std::string describe(Operation *op) {
             : std::string("a block argument");
 }
 
+/// `collective` as a diagnostic names it: kind, reduction, axis.
+static std::string describeCollective(Operation *collective) {
+  if (auto op = dyn_cast<AllReduceOp>(collective))
+    return ("a " + stringifyReductionKind(op.getReduction()) + " all_reduce")
+        .str();
+  if (auto op = dyn_cast<ReduceScatterOp>(collective))
+    return ("a " + stringifyReductionKind(op.getReduction()) +
+            " reduce_scatter along dim " + Twine(op.getScatterAxis()))
+        .str();
+  return describe(collective);
+}
+
 Value mlir::dist::lookThroughStashAdd(Value value, FlatSymbolRefAttr param) {
   auto add = value.getDefiningOp<arith::AddFOp>();
   if (!add)
@@ -240,7 +252,8 @@ FailureOr<ExplicitStage> Matcher::matchStage(Value value,
   std::string group = stage.onReplicateAxes ? "replicate axes" : "axes";
   if (!kindMatches)
     return fail(collective, "expected " + expected + " over the parameter's " +
-                                group);
+                                group + ", but found " +
+                                describeCollective(collective));
   ParameterOp param = plan.param;
   if (collective.getMeshAttr() != param.getMeshAttr() ||
       spelledAxes(collective, collective.getMeshAttr(), collective.getAxes(),

@@ -38,10 +38,6 @@ struct DistGradAccumulationPass
     SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
-      std::string variantName = (func.getName() + suffix).str();
-      if (StringRef(func.getName()).ends_with(suffix) ||
-          symbols.lookup(variantName))
-        continue;
       FailureOr<GradSyncAnalysis> analysis =
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))
@@ -56,8 +52,22 @@ struct DistGradAccumulationPass
           llvm::all_of(analysis->tied,
                        [](TiedGradient &t) { return t.consumesStash; }))
         continue;
+      // A variant has no synced tied gradient, and a function that already
+      // has its variant is a sync step: both were skipped above.
+      std::string variantName = (func.getName() + suffix).str();
+      if (Operation *taken = symbols.lookup(variantName)) {
+        InFlightDiagnostic diag =
+            taken->emitError()
+            << kPass << ": cannot write the no_sync variant of "
+            << SymbolRefAttr::get(func.getNameAttr()) << ": the module "
+            << "already has a symbol named @" << variantName
+            << ", which is not its variant";
+        diag.attachNote(func.getLoc()) << "the backward is here";
+        return signalPassFailure();
+      }
       if (failed(refuseCallers(func, module, kPass,
-                               "its no_sync variant would never be called")))
+                               "its no_sync variant would never be called")) ||
+          failed(refuseForeignStashOps(func, *analysis, kPass)))
         return signalPassFailure();
 
       OpBuilder builder(func);

@@ -17,8 +17,8 @@ using namespace mlir::dist;
 namespace {
 /// Finds communication that a value is computed from: a gradient sync, a
 /// reducing collective, the stash, or a call that may do any of them. A
-/// gather of a function argument is not: that is how ZeRO-3 brings a
-/// parameter back. One forward pass over the function marks every op of its
+/// gather of an argument tied to a parameter is not: that is how ZeRO-3
+/// brings a parameter back. One forward pass over the function marks every op of its
 /// body with the first communication it depends on (an op with regions
 /// depends on everything nested in it), so a query is a lookup: a training
 /// step has thousands of gradients in one function.
@@ -53,8 +53,12 @@ bool CommunicationFinder::communicates(Operation *op,
   if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
     return true;
   if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    // Only the gather of a parameter (an argument tied to one) is exempt:
+    // gathering anything else may sum gradients by another name.
     auto arg = dyn_cast<BlockArgument>(gather.getInput());
-    return !arg || arg.getOwner()->getParentOp() != within;
+    return !arg || arg.getOwner()->getParentOp() != within ||
+           !within.getArgAttr(arg.getArgNumber(),
+                              DistDialect::getParamAttrName());
   }
   if (auto call = dyn_cast<CallOpInterface>(op)) {
     auto callee =
@@ -240,11 +244,16 @@ static void classify(TiedGradient &tied, Value value,
   }
   if (Operation *comm = finder.findIn(value)) {
     Operation *at = value.getDefiningOp() ? value.getDefiningOp() : comm;
+    std::string what = ("'" + comm->getName().getStringRef() + "'").str();
+    if (auto call = dyn_cast<CallOpInterface>(comm))
+      if (auto callee = dyn_cast<SymbolRefAttr>(call.getCallableForCallee()))
+        what += " to @" + callee.getLeafReference().str() +
+                ", which may communicate: its body is external, recursive or "
+                "communicates";
     return markUnrecognized(
         tied, at,
-        "is computed from communication ('" +
-            comm->getName().getStringRef() +
-            "') but is not its parameter's gradient sync: adding or skipping "
+        "is computed from communication (" + what +
+            ") but is not its parameter's gradient sync: adding or skipping "
             "a sync would change what it computes",
         true);
   }
@@ -331,6 +340,38 @@ void mlir::dist::reportTiedGradient(func::FuncOp func,
   if (at != analysis.ret.getOperation())
     diag.attachNote(analysis.ret.getLoc())
         << "returned here as result #" << tied.resultIndex;
+}
+
+LogicalResult mlir::dist::refuseForeignStashOps(func::FuncOp func,
+                                               GradSyncAnalysis &analysis,
+                                               StringRef passName) {
+  llvm::DenseSet<Operation *> owned;
+  for (TiedGradient &t : analysis.tied) {
+    if (t.form != TiedGradient::Form::Synced || !t.consumesStash)
+      continue;
+    auto param = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
+    for (GradSyncOp sync : {t.sync, t.shardSync}) {
+      if (!sync || !lookThroughStashAdd(sync.getGrad(), param))
+        continue;
+      for (Value operand : sync.getGrad().getDefiningOp()->getOperands())
+        if (auto take = operand.getDefiningOp<TakeStashOp>())
+          if (take->hasOneUse())
+            owned.insert(take);
+    }
+  }
+  bool foreign = false;
+  func.walk([&](Operation *op) {
+    if (!isa<StashGradOp, TakeStashOp>(op) || owned.contains(op))
+      return;
+    foreign = true;
+    op->emitError() << passName
+                    << ": the function already "
+                    << (isa<StashGradOp>(op) ? "writes" : "releases")
+                    << " the stash here, outside the gradient syncs that "
+                       "the passes rewrite: a no_sync variant would stash "
+                       "twice or lose the window";
+  });
+  return failure(foreign);
 }
 
 LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,

@@ -114,6 +114,12 @@ struct DistSyncStepPass
       }
       if (failedAny)
         return signalPassFailure();
+      bool fuses = llvm::any_of(analysis->tied, [](const TiedGradient &t) {
+        return t.form == TiedGradient::Form::Synced && !t.consumesStash;
+      });
+      if (fuses &&
+          failed(refuseForeignStashOps(func, *analysis, "dist-sync-step")))
+        return signalPassFailure();
       numFused += rewriteToSyncStep(analysis->tied, hsdpPartial);
     }
   }
