@@ -19,8 +19,8 @@
 // 8 x 8 x 2 = 128. Checks per rank and window: 3 no_sync steps, the stash,
 // 4 gradients. The statistics go to stderr, which mpirun forwards on its own
 // channel (in no fixed order with stdout), so they are checked apart.
-// ZERO3: window 0: loss
-// ZERO3: window 1: loss
+// ZERO3: window 0: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
+// ZERO3: window 1: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
 // ZERO3-STATS: all_gather 128 calls {{.*}} reduce_scatter 40 calls {{.*}} held 0 bytes peak 1376 bytes
 // ZERO3: 32 passed, 0 failed
 
