@@ -8,6 +8,7 @@
 // RUN: %python %dist_src_root/examples/gen_toy.py --mode hsdp --world 4 > %t.hsdp.mlir
 // RUN: %mpirun -np 4 dist-run %t.hsdp.mlir --windows 2 --hsdp-partial 2> %t.hsdp.err | FileCheck %s --check-prefix=HSDP
 // RUN: FileCheck %s --check-prefix=HSDP-STATS < %t.hsdp.err
+// RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grads-only.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=GRADS-ONLY
 // RUN: not dist-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not dist-run %S/Inputs/dist-run-i32.mlir 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not dist-run %s --entry=nothing 2>&1 | FileCheck %s --check-prefix=ENTRY
@@ -19,8 +20,8 @@
 // 8 x 8 x 2 = 128. Checks per rank and window: 3 no_sync steps, the stash,
 // 4 gradients. The statistics go to stderr, which mpirun forwards on its own
 // channel (in no fixed order with stdout), so they are checked apart.
-// ZERO3: window 0: loss
-// ZERO3: window 1: loss
+// ZERO3: window 0: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
+// ZERO3: window 1: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
 // ZERO3-STATS: all_gather 128 calls {{.*}} reduce_scatter 40 calls {{.*}} held 0 bytes peak 1376 bytes
 // ZERO3: 32 passed, 0 failed
 
@@ -28,6 +29,10 @@
 // 1376 bytes); the sync step all-reduces across nodes once per gradient.
 // HSDP-STATS: all_reduce 41 calls {{.*}} held 0 bytes peak 688 bytes
 // HSDP: 40 passed, 0 failed
+
+// A step whose no_sync variant has no result at all.
+// GRADS-ONLY: window 1: gradient checksum
+// GRADS-ONLY: 20 passed, 0 failed
 
 // MISSING: dist-run: cannot open {{.*}}does-not-exist.mlir
 // TYPE: error: dist-run supports statically shaped f32 tensors only, but argument #1 is 'tensor<4xi32>'

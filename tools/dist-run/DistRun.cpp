@@ -1,6 +1,7 @@
 //===- DistRun.cpp - run any dist training step under mpirun (JIT) --------===//
 //
 //   mpirun -np W dist-run step.mlir [--k 4] [--windows 2] [--seed 7] [--lr 1e-3]
+//          [--params-npy DIR] [--data-npy DIR] [--out-npy DIR]
 //
 // Compiles a training step in the frontend model of docs/Design.md in
 // process (the no_sync pipeline unless the module already has
@@ -15,9 +16,26 @@
 // accumulation of the same micro-batches (@<entry> K times; atol 1e-5, rtol
 // 1.3e-6, the acceptance test's tolerance), the no_sync micro-steps ran no
 // all_reduce or reduce_scatter (unless --hsdp-partial, which keeps the
-// intra-node reduce_scatter), and the stash is empty after the window. Prints the outputs (losses), gradient checksums,
-// runtime statistics and throughput; ends with `N passed, M failed` over all
-// ranks and exits 1 on a failed check.
+// intra-node reduce_scatter), and the stash is empty after the window.
+// Prints the untied outputs by result index (a one-element one is labelled
+// the loss), gradient checksums, runtime statistics and throughput; ends with
+// `N passed, M failed` over all ranks and exits 1 on a failed check.
+//
+// .npy files (f32, C order; Npy.h), for an independent reference such as
+// test/Differential/difftest.py:
+//   --params-npy DIR  DIR/<param>.npy holds the full (unsharded) parameter;
+//                     each rank takes its shard as the initialization does;
+//   --data-npy DIR    DIR/w<window>_k<micro>_r<rank>_a<arg>.npy holds data
+//                     argument #<arg> of @<entry> (all numbers from 0);
+//   --out-npy DIR     per window and rank: w<w>_r<rank>_grad<res>.npy, the
+//                     gradient result #<res> of @<entry> the optimizer sees
+//                     (this rank's shard for a sharded parameter), and
+//                     w<w>_k<micro>_r<rank>_out<res>.npy, every untied result
+//                     of every micro-batch; rank 0 writes results.txt, one
+//                     line per result: `<res> grad <param> <shape>` or
+//                     `<res> out <shape>`.
+// A missing or malformed file stops every rank with an error naming the rank
+// and the file (exit 1).
 //
 // The step's arguments and results must be statically shaped f32 tensors.
 // The ahead-of-time path (tools/dist-toy-train) is what production would
@@ -31,6 +49,8 @@
 #include "Dist/IR/DistOps.h"
 #include "Dist/Support/InputGuard.h"
 #include "Dist/Transforms/Passes.h"
+#include "Npy.h"
+#include "StepAbi.h"
 #include "dist_runtime/dist_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -57,6 +77,7 @@
 #include <vector>
 
 using namespace mlir;
+using namespace dist_run;
 
 namespace {
 
@@ -77,107 +98,19 @@ llvm::cl::opt<double> lrOpt("lr", llvm::cl::desc("SGD learning rate"), llvm::cl:
 llvm::cl::opt<bool> hsdpPartialOpt("hsdp-partial",
                                    llvm::cl::desc("the no_sync pipeline's hsdp-partial option"),
                                    llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<std::string> paramsNpyOpt(
+    "params-npy", llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
+    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> dataNpyOpt(
+    "data-npy", llvm::cl::desc("read data from DIR/w<window>_k<micro>_r<rank>_a<arg>.npy"),
+    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> outNpyOpt(
+    "out-npy", llvm::cl::desc("write gradients and untied outputs to DIR as .npy"),
+    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "dist-run: " << message << "\n";
   return 1;
-}
-
-/// Deterministic uniform numbers in [-scale, scale).
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed * 6364136223846793005ull + 1442695040888963407ull) {}
-  float next(double scale) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return float(scale * (double(state >> 11) / double(1ull << 53) * 2 - 1));
-  }
-};
-
-/// A host f32 tensor and the memref descriptor the C interface passes
-/// ({allocated, aligned, offset, sizes..., strides...}, all 8 bytes wide).
-struct Tensor {
-  std::vector<int64_t> shape;
-  std::vector<float> data;
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
-  std::vector<int64_t> descriptor() {
-    std::vector<int64_t> d = {int64_t(intptr_t(data.data())), int64_t(intptr_t(data.data())), 0};
-    d.insert(d.end(), shape.begin(), shape.end());
-    int64_t stride = 1;
-    std::vector<int64_t> strides(shape.size());
-    for (size_t i = shape.size(); i-- > 0;) {
-      strides[i] = stride;
-      stride *= shape[i];
-    }
-    d.insert(d.end(), strides.begin(), strides.end());
-    return d;
-  }
-};
-
-/// What the runner knows of one argument or result of the step.
-struct Slot {
-  std::vector<int64_t> shape;
-  std::string param; // the tied dist.parameter, if any
-  int64_t shardIndex = 0;
-};
-
-/// Reads the arguments (or results) of `func`: static f32 tensor shapes and
-/// the parameter each is tied to.
-LogicalResult readSlots(func::FuncOp func, bool results, std::vector<Slot> &slots) {
-  unsigned n = results ? func.getNumResults() : func.getNumArguments();
-  for (unsigned i = 0; i < n; ++i) {
-    Type type = results ? func.getResultTypes()[i] : func.getArgumentTypes()[i];
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape() || !tensor.getElementType().isF32())
-      return func.emitError() << "dist-run supports statically shaped f32 tensors only, but "
-                              << (results ? "result #" : "argument #") << i << " is " << type;
-    Slot slot;
-    slot.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-    auto tie = results ? func.getResultAttrOfType<FlatSymbolRefAttr>(
-                             i, dist::DistDialect::getGradAttrName())
-                       : func.getArgAttrOfType<FlatSymbolRefAttr>(
-                             i, dist::DistDialect::getParamAttrName());
-    if (tie) slot.param = tie.getValue().str();
-    slots.push_back(slot);
-  }
-  return success();
-}
-
-/// Calls _mlir_ciface_<name>(results*, args*...) through the engine's packed
-/// wrapper and returns the results as host tensors (freeing the buffers the
-/// compiled code allocated).
-std::vector<Tensor> call(ExecutionEngine &engine, const std::string &name,
-                         std::vector<Tensor> &args, const std::vector<Slot> &resultSlots) {
-  std::vector<std::vector<int64_t>> descs;
-  for (Tensor &t : args) descs.push_back(t.descriptor());
-  size_t resultWords = 0;
-  for (const Slot &s : resultSlots) resultWords += 3 + 2 * s.shape.size();
-  std::vector<int64_t> resultBlob(resultWords);
-  std::vector<void *> pointers = {resultBlob.data()};
-  for (auto &d : descs) pointers.push_back(d.data());
-  std::vector<void *> packed;
-  for (void *&p : pointers) packed.push_back(&p);
-  if (llvm::Error error = engine.invokePacked("_mlir_ciface_" + name, packed)) {
-    llvm::errs() << "dist-run: rank " << distrt_rank() << ": calling @" << name << ": "
-                 << llvm::toString(std::move(error)) << "\n";
-    std::exit(1);
-  }
-  std::vector<Tensor> out;
-  size_t at = 0;
-  for (const Slot &s : resultSlots) {
-    auto *allocated = reinterpret_cast<float *>(intptr_t(resultBlob[at]));
-    auto *aligned = reinterpret_cast<float *>(intptr_t(resultBlob[at + 1]));
-    int64_t offset = resultBlob[at + 2];
-    Tensor t{s.shape, {}};
-    t.data.assign(aligned + offset, aligned + offset + t.size());
-    std::free(allocated);
-    out.push_back(std::move(t));
-    at += 3 + 2 * s.shape.size();
-  }
-  return out;
 }
 
 struct Counts {
@@ -274,6 +207,8 @@ int main(int argc, char **argv) {
 
   distrt_check(distrt_init(world));
   const int64_t rank = distrt_rank();
+  const bool useFiles = !paramsNpyOpt.empty() || !dataNpyOpt.empty() || !outNpyOpt.empty();
+  std::vector<int64_t> shardCounts(args.size(), 1);
   for (size_t i = 0; i < args.size(); ++i) {
     if (groups[i].shape.empty()) continue;
     distrt_group group;
@@ -281,27 +216,106 @@ int main(int argc, char **argv) {
                                      int64_t(groups[i].axes.size()), groups[i].axes.data(),
                                      &group));
     distrt_check(distrt_group_rank(group, &args[i].shardIndex));
+    distrt_check(distrt_group_size(group, &shardCounts[i]));
   }
+  // A bad file on one rank stops every rank (the others would wait in a
+  // collective forever): each rank reports, then all agree.
+  std::string fileError;
+  auto allOk = [&]() {
+    if (!fileError.empty())
+      std::fprintf(stderr, "dist-run: rank %lld: %s\n", (long long)rank, fileError.c_str());
+    int64_t bad = !fileError.empty(), anyBad = 0;
+    distrt_check(distrt_all_reduce(0, &bad, &anyBad, 1, DISTRT_I64, DISTRT_SUM));
+    return anyBad == 0;
+  };
+  auto stop = [&]() {
+    distrt_check(distrt_finalize());
+    return 1;
+  };
 
   // Parameters: each shard from (seed, argument, shard), scaled by the row
-  // width; data: from (seed, window, micro-batch, rank, argument).
+  // width, or from --params-npy; data: from (seed, window, micro-batch,
+  // rank, argument), or from --data-npy.
   std::vector<Tensor> values(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     values[i].shape = args[i].shape;
     values[i].data.resize(values[i].size());
     if (args[i].param.empty()) continue;
+    if (!paramsNpyOpt.empty()) {
+      if (args[i].param.find('/') != std::string::npos) {
+        fileError = "parameter @" + args[i].param + " cannot be a file name in --params-npy";
+        break;
+      }
+      std::string path = paramsNpyOpt + "/" + args[i].param + ".npy";
+      if (!dist_run::readNpyShard(path, args[i].shape, args[i].shardIndex, shardCounts[i],
+                                  values[i].data, fileError))
+        break;
+      continue;
+    }
     Rng rng(seedOpt * 1000003 + i * 7919 + args[i].shardIndex);
     int64_t width = args[i].shape.size() > 1 ? values[i].size() / args[i].shape[0]
                                              : args[i].shape.empty() ? 1 : args[i].shape[0];
     for (float &v : values[i].data) v = rng.next(1 / std::sqrt(double(width)));
   }
+  if (useFiles && !allOk()) return stop();
+  const int k = kOpt;
+  std::vector<std::vector<std::vector<float>>> windowData; // [micro][arg]
+  auto loadData = [&](int window) {
+    windowData.assign(k, std::vector<std::vector<float>>(args.size()));
+    for (int micro = 0; micro < k && fileError.empty(); ++micro)
+      for (size_t i = 0; i < args.size() && fileError.empty(); ++i) {
+        if (!args[i].param.empty()) continue;
+        std::string path = dataNpyOpt + "/w" + std::to_string(window) + "_k" +
+                           std::to_string(micro) + "_r" + std::to_string(rank) + "_a" +
+                           std::to_string(i) + ".npy";
+        dist_run::readNpyOfShape(path, args[i].shape, windowData[micro][i], fileError);
+      }
+  };
   auto drawData = [&](int window, int micro) {
     for (size_t i = 0; i < args.size(); ++i) {
       if (!args[i].param.empty()) continue;
+      if (!dataNpyOpt.empty()) {
+        values[i].data = windowData[micro][i];
+        continue;
+      }
       Rng rng(((seedOpt * 1000003 + window) * 1009 + micro) * 9176 + rank * 131 + i);
       for (float &v : values[i].data) v = rng.next(1);
     }
   };
+
+  // Which result of @<entry> each result of @<entry>_no_sync is: the
+  // untied ones in order, a tied one left unstashed by its parameter.
+  std::vector<size_t> noSyncToStep;
+  {
+    std::vector<bool> taken(results.size());
+    size_t next = 0;
+    for (const Slot &s : noSyncResults) {
+      size_t r = s.param.empty() ? next : 0;
+      while (r < results.size() && (taken[r] || results[r].param != s.param)) ++r;
+      if (r == results.size() || results[r].shape != s.shape) {
+        fail("cannot match the results of @" + noSync + " to those of @" + entry);
+        return stop();
+      }
+      taken[r] = true;
+      noSyncToStep.push_back(r);
+      if (s.param.empty()) next = r + 1;
+    }
+  }
+  auto write = [&](const std::string &name, const Tensor &t) {
+    if (fileError.empty())
+      dist_run::writeNpy(outNpyOpt + "/" + name, t.shape, t.data, fileError);
+  };
+  if (!outNpyOpt.empty() && rank == 0) {
+    std::string path = outNpyOpt + "/results.txt";
+    if (FILE *f = std::fopen(path.c_str(), "w")) {
+      for (size_t r = 0; r < results.size(); ++r)
+        std::fprintf(f, "%zu %s%s %s\n", r, results[r].param.empty() ? "out" : "grad ",
+                     results[r].param.c_str(), typeString(results[r].shape).c_str());
+      if (std::fclose(f) != 0) fileError = "'" + path + "': cannot write the file";
+    } else {
+      fileError = "'" + path + "': cannot write the file";
+    }
+  }
 
   int passed = 0, failed = 0;
   auto expect = [&](bool ok, const std::string &what) {
@@ -310,10 +324,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "rank %lld: FAIL %s\n", (long long)rank, what.c_str());
   };
   double seconds = 0, alwaysSeconds = 0;
-  const int k = kOpt;
   for (int window = 0; window < windowsOpt; ++window) {
     std::string tag = "window " + std::to_string(window);
-    double lossSum = 0;
+    if (!dataNpyOpt.empty()) loadData(window);
+    if (useFiles && !allOk()) return stop();
+    std::vector<double> outputSums(results.size(), 0.0);
     std::vector<Tensor> synced;
     auto start = std::chrono::steady_clock::now();
     for (int micro = 0; micro < k; ++micro) {
@@ -323,9 +338,15 @@ int main(int argc, char **argv) {
       std::vector<Tensor> out = call(*engine, last ? entry : noSync, values,
                                      last ? results : noSyncResults);
       Counts after;
-      const std::vector<Slot> &slots = last ? results : noSyncResults;
-      for (size_t r = 0; r < out.size(); ++r)
-        if (slots[r].param.empty() && !out[r].data.empty()) lossSum += out[r].data[0];
+      for (size_t j = 0; j < out.size(); ++j) {
+        size_t r = last ? j : noSyncToStep[j];
+        if (!results[r].param.empty()) continue;
+        for (float v : out[j].data) outputSums[r] += v;
+        if (!outNpyOpt.empty())
+          write("w" + std::to_string(window) + "_k" + std::to_string(micro) + "_r" +
+                    std::to_string(rank) + "_out" + std::to_string(r) + ".npy",
+                out[j]);
+      }
       if (!last && !hsdpPartialOpt)
         expect(after.gradCollectives() == before.gradCollectives(),
                tag + ": no_sync micro-step " + std::to_string(micro) + " ran " +
@@ -336,6 +357,12 @@ int main(int argc, char **argv) {
     auto end = std::chrono::steady_clock::now();
     expect(distrt_stash_bytes() == 0,
            tag + ": " + std::to_string(distrt_stash_bytes()) + " stash bytes after the window");
+    if (!outNpyOpt.empty())
+      for (size_t r = 0; r < results.size(); ++r)
+        if (!results[r].param.empty())
+          write("w" + std::to_string(window) + "_r" + std::to_string(rank) + "_grad" +
+                    std::to_string(r) + ".npy",
+                synced[r]);
 
     // Always-sync accumulation of the same micro-batches.
     std::vector<std::vector<double>> always(results.size());
@@ -367,10 +394,21 @@ int main(int argc, char **argv) {
       expect(worst <= 0, tag + ": the gradient of @" + results[r].param +
                              " differs from always-sync accumulation");
     }
-    if (rank == 0)
-      std::printf("%s: loss (sum of the %d micro-batch outputs) %.6f, gradient checksum "
-                  "(rank 0) %.9f\n",
-                  tag.c_str(), k, lossSum, checksum);
+    if (rank == 0) {
+      // Only a one-element result can be a loss; anything else (a dx, ...)
+      // is reported as what it is.
+      for (size_t r = 0; r < results.size(); ++r) {
+        if (!results[r].param.empty()) continue;
+        bool scalar = results[r].shape.empty() ||
+                      (results[r].shape.size() == 1 && results[r].shape[0] == 1);
+        std::printf("%s: result #%zu %s (%s): %s over the %d micro-batches (rank 0) %.6f\n",
+                    tag.c_str(), r, typeString(results[r].shape).c_str(),
+                    scalar ? "scalar: the loss" : "untied, not a scalar loss",
+                    scalar ? "sum" : "element sum", k, outputSums[r]);
+      }
+      std::printf("%s: gradient checksum (rank 0) %.9f\n", tag.c_str(), checksum);
+    }
+    if (!outNpyOpt.empty() && !allOk()) return stop();
 
     // SGD on every parameter whose gradient is returned in its local shape.
     for (size_t r = 0; r < results.size(); ++r) {

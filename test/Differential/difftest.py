@@ -1,0 +1,275 @@
+#!/usr/bin/python3
+"""Differential tester: compiled gradients against an independent numpy reference.
+
+Per seed, gen_case.py draws a training step (emit_mlir.py writes it), this
+script writes its parameters and data as .npy, runs
+`mpirun -np W dist-run step.mlir --params-npy --data-npy --out-npy`, and
+compares every window's gradients (each rank's shard) and every micro-batch's
+untied outputs (loss, dx, gradient norm) with reference.py's full-batch
+float64 reference (atol 5e-5, rtol 5e-3; losses atol = rtol = 1e-4).
+
+Outcomes: passed; failed (dist-run exited 0 with wrong numbers, the worst
+bug, or its own checks failed); refused (the compiler stopped with a located
+`file:line:col: error:`: every generated program is in the frontend model,
+so this also fails the run); crashed (a signal, a hang or an exit without a
+diagnostic).
+
+  difftest.py --ci                      the fixed CI set (ctest -L differential)
+  difftest.py --cases 5000 --seed 1     a soak; or --soak MINUTES
+  difftest.py --seed 17 --cases 1 --keep /tmp/case   rerun one seed, keep its files
+  difftest.py --self-check              checks that the tester itself can fail
+
+Needs numpy: run with /usr/bin/python3 (Debian's python3-numpy).
+"""
+
+import argparse
+import itertools
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import numpy as np  # noqa: E402
+except ImportError:
+    sys.exit("difftest: numpy is missing from %s; run it with /usr/bin/python3 "
+             "(scripts/install-deps.sh installs python3-numpy)" % sys.executable)
+
+import emit_mlir  # noqa: E402
+import gen_case  # noqa: E402
+import reference  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CI_SEEDS = list(range(1, 81))
+GRAD_TOL = (5e-5, 5e-3)  # atol, rtol: BACKGROUND.md's full-batch tolerance
+LOSS_TOL = (1e-4, 1e-4)
+# Not anchored: under mpirun two ranks' stderr can interleave mid-line.
+LOCATED_ERROR = re.compile(r":\d+:\d+: error: ")
+
+
+def write_case(case, directory):
+    """step.mlir, params/<name>.npy, data/w_k_r_a.npy; returns the inputs."""
+    os.makedirs(os.path.join(directory, "params"))
+    os.makedirs(os.path.join(directory, "data"))
+    os.makedirs(os.path.join(directory, "out"))
+    with open(os.path.join(directory, "step.mlir"), "w") as f:
+        f.write(emit_mlir.emit_mlir(case))
+    params, data = reference.draw_inputs(case)
+    for name, value in params.items():
+        np.save(os.path.join(directory, "params", name + ".npy"), value.astype("<f4"))
+    for w in range(case.windows):
+        for k in range(case.k):
+            for r in range(case.world):
+                for i, a in enumerate(case.args):
+                    if a[0] in ("x", "y"):
+                        value = data[w][k][r][0 if a[0] == "x" else 1]
+                        np.save(os.path.join(directory, "data", "w%d_k%d_r%d_a%d.npy"
+                                             % (w, k, r, i)), value.astype("<f4"))
+    return params, data
+
+
+def dist_run_command(case, directory, opts):
+    cmd = shlex.split(opts.mpirun) + ["-np", str(case.world), opts.dist_run,
+                                      os.path.join(directory, "step.mlir"),
+                                      "--k", str(case.k), "--windows", str(case.windows),
+                                      "--lr", repr(case.lr),
+                                      "--params-npy", os.path.join(directory, "params"),
+                                      "--data-npy", os.path.join(directory, "data"),
+                                      "--out-npy", os.path.join(directory, "out")]
+    if case.hsdp_partial:
+        cmd.append("--hsdp-partial")
+    return cmd
+
+
+def run_dist(cmd, timeout):
+    env = dict(os.environ, DIST_WATCHDOG_TIMEOUT_MS="60000")
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                           timeout=timeout, universal_newlines=True, errors="replace")
+        return p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return None, out + "\n(timed out after %d s)" % timeout
+
+
+def close(got, want, tol):
+    atol, rtol = tol
+    return got.shape == want.shape and bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
+
+
+def compare(case, directory, expected):
+    """Mismatches between dist-run's files in directory/out and the reference."""
+    out = os.path.join(directory, "out")
+    problems = []
+
+    def load(name):
+        path = os.path.join(out, name)
+        if not os.path.exists(path):
+            problems.append("missing output %s" % name)
+            return None
+        return np.load(path).astype(np.float64)
+
+    for w, exp in enumerate(expected):
+        for ri, res in enumerate(case.results):
+            for r in range(case.world):
+                if res[0] == "grad":
+                    got, want, tol = load("w%d_r%d_grad%d.npy" % (w, r, ri)), exp["grad"][(r, res[1])], GRAD_TOL
+                    checks = [("window %d rank %d gradient of @%s (result #%d)" % (w, r, res[1], ri), got, want)]
+                else:
+                    tol = LOSS_TOL if res[0] == "loss" else GRAD_TOL
+                    checks = [("window %d micro-batch %d rank %d %s (result #%d)" % (w, k, r, res[0], ri),
+                               load("w%d_k%d_r%d_out%d.npy" % (w, k, r, ri)), exp["out"][(k, r, res[0])])
+                              for k in range(case.k)]
+                for what, got, want in checks:
+                    if got is None:
+                        continue
+                    if not close(got, want, tol):
+                        if got.shape != want.shape:
+                            problems.append("%s: shape %s, expected %s" % (what, got.shape, want.shape))
+                        else:
+                            i = np.unravel_index(np.argmax(np.abs(got - want)), want.shape)
+                            problems.append("%s: max error %.3g at %s (got %.7g, expected %.7g)"
+                                            % (what, np.abs(got - want)[i], list(i), got[i], want[i]))
+    return problems
+
+
+def classify(rc, output):
+    """passed / refused / failed / crashed from dist-run's exit and output."""
+    if rc == 0:
+        return "passed", ""
+    if rc is None:
+        return "crashed", "hang (timeout)"
+    if re.search(r"exited on signal|Segmentation fault|Aborted|core dumped", output) or rc < 0:
+        return "crashed", "signal (exit %d)" % rc
+    if re.search(r"rank \d+: FAIL", output):
+        return "failed", "dist-run's own checks failed (exit %d): %s" % (
+            rc, re.search(r"rank \d+: FAIL.*", output).group(0))
+    located = LOCATED_ERROR.search(output)
+    if located:
+        stage = re.search(r"dist-run: (the no_sync pipeline failed|lowering to LLVM failed|JIT: .*)",
+                          output)
+        line = re.search(r"\S*:\d+:\d+: error: .*", output).group(0)
+        return "refused", "%s: %s" % (stage.group(1) if stage else "compiling", line)
+    return "crashed", "exit %d without a located diagnostic" % rc
+
+
+def execute(case, directory, opts):
+    """Writes the case into `directory`, runs dist-run; (rc, output, expected)."""
+    params, data = write_case(case, directory)
+    expected = reference.expected_outputs(case, params, data)
+    rc, output = run_dist(dist_run_command(case, directory, opts), opts.timeout)
+    return rc, output, expected
+
+
+def run_case(seed, opts, keep_dir=None):
+    """Returns (outcome, details, case)."""
+    case = gen_case.make_case(seed)
+    directory = tempfile.mkdtemp(prefix="difftest-%d-" % seed)
+    try:
+        rc, output, expected = execute(case, directory, opts)
+        outcome, why = classify(rc, output)
+        details = []
+        if outcome == "passed":
+            details = compare(case, directory, expected)
+            if details:
+                outcome = "failed"
+                why = "WRONG NUMBERS WITH EXIT 0"
+        elif outcome != "refused":
+            details = output.strip().splitlines()[-15:]
+        if outcome != "passed" or keep_dir:
+            target = keep_dir or os.path.join(opts.keep_failures, "seed-%d" % seed)
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(directory, target)
+            with open(os.path.join(target, "run.sh"), "w") as f:
+                f.write(" ".join(shlex.quote(c) for c in dist_run_command(case, target, opts)) + "\n")
+            with open(os.path.join(target, "output.txt"), "w") as f:
+                f.write(output)
+            why += " (files: %s)" % target
+        return outcome, why, details, case
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def summarize(results):
+    """results: [(seed, outcome, tags)]; prints a table by tag and the closing lines."""
+    outcomes = ["passed", "failed", "refused", "crashed"]
+    by_tag = {}
+    for _, outcome, tags in results:
+        for t in tags + ["all"]:
+            by_tag.setdefault(t, dict.fromkeys(outcomes, 0))[outcome] += 1
+    print("%-14s %7s %7s %7s %7s" % tuple(["kind"] + outcomes))
+    for t in sorted(by_tag, key=lambda t: (t == "all", t)):
+        print("%-14s %7d %7d %7d %7d" % tuple([t] + [by_tag[t][o] for o in outcomes]))
+    count = {o: sum(1 for _, oc, _ in results if oc == o) for o in outcomes}
+    bad = {o: [s for s, oc, _ in results if oc == o] for o in ("failed", "refused", "crashed")}
+    for o, seeds in bad.items():
+        if seeds:
+            print("%s seeds: %s" % (o, " ".join(map(str, seeds))))
+    print("%d refused, %d crashed (crashes count as failed)" % (count["refused"], count["crashed"]))
+    print("%d passed, %d failed" % (count["passed"], count["failed"] + count["crashed"]))
+    return 0 if count["passed"] == len(results) else 1
+
+
+def run_many(seeds, opts, deadline=None):
+    results = []
+    start = time.time()
+    for seed in seeds:
+        if deadline and time.time() > deadline:
+            break
+        t0 = time.time()
+        outcome, why, details, case = run_case(seed, opts, opts.keep)
+        results.append((seed, outcome, case.tags()))
+        if outcome != "passed" or opts.verbose:
+            print("seed %d: %s %s [%s] %.1fs" % (seed, outcome.upper(), why, " ".join(case.tags()),
+                                                 time.time() - t0))
+            for line in details[:12]:
+                print("    " + line)
+            sys.stdout.flush()
+    print("%d cases in %.1f s" % (len(results), time.time() - start))
+    return summarize(results)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ci", action="store_true", help="the fixed CI seeds (%d cases)" % len(CI_SEEDS))
+    parser.add_argument("--limit", type=int, default=None, help="only the first N CI seeds")
+    parser.add_argument("--seed", type=int, default=1, help="first seed")
+    parser.add_argument("--cases", type=int, default=None, help="number of seeds from --seed")
+    parser.add_argument("--soak", type=float, default=None, metavar="MINUTES",
+                        help="run seeds from --seed until MINUTES have passed")
+    parser.add_argument("--self-check", action="store_true", help="check that the tester can fail")
+    parser.add_argument("--dist-run", default=os.path.join(ROOT, "build", "bin", "dist-run"))
+    parser.add_argument("--mpirun", default="mpirun --oversubscribe --bind-to none" +
+                        (" --allow-run-as-root" if os.geteuid() == 0 else ""))
+    parser.add_argument("--timeout", type=int, default=180, help="seconds per case")
+    parser.add_argument("--keep", default=None, help="keep the case's files here (one seed)")
+    parser.add_argument("--keep-failures", default=os.path.join(tempfile.gettempdir(), "difftest-failures"),
+                        help="where the files of cases that do not pass are kept")
+    parser.add_argument("--print", action="store_true", help="print the seed's step.mlir and exit")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    opts = parser.parse_args()
+    if opts.print:
+        sys.stdout.write(emit_mlir.emit_mlir(gen_case.make_case(opts.seed)))
+        return 0
+    if not os.access(opts.dist_run, os.X_OK):
+        print("difftest: %s is not an executable (build first, or pass --dist-run)" % opts.dist_run)
+        return 1
+    if opts.self_check:
+        import selfcheck
+        return selfcheck.run(opts)
+    if opts.ci:
+        return run_many(CI_SEEDS[:opts.limit], opts)
+    if opts.soak is not None:
+        seeds = itertools.count(opts.seed)
+        return run_many(seeds, opts, deadline=time.time() + 60 * opts.soak)
+    return run_many(range(opts.seed, opts.seed + (opts.cases or 1)), opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Random training steps in the frontend model of docs/Design.md.
+
+A case is an MLP (1..4 layers, widths 2..16, relu / tanh-gelu / tanh /
+identity) with an MSE loss scaled by 1/K, on a 1-D or 2-D mesh of 1..4
+ranks, each parameter replicated (DDP), fully sharded (ZeRO-2: the backward
+reuses the gathered value; ZeRO-3: it synchronizes the shard again) or hybrid
+(HSDP), possibly tied (one weight used by two layers: one summed gradient),
+possibly scaled before use (the layer computes with c W), packed (weight and
+bias in one parameter, sliced), with two biases sharing one gradient value,
+with dW accumulated in an scf.for, or with a parameter nothing reads,
+possibly returning dx and a gradient norm as untied results, with shuffled
+argument and result order. `make_case(seed)` draws one; `emit_mlir(case)`
+writes @step in the form dist-run takes. Written apart from
+examples/gen_toy.py on purpose: the tester must not share its mistakes.
+"""
+
+import random
+from dataclasses import dataclass, field
+
+ACTIVATIONS = ["relu", "gelu", "tanh", "identity"]
+
+
+@dataclass
+class Param:
+    name: str
+    shape: tuple  # unsharded
+    kind: str  # "ddp" | "zero2" | "zero3" | "hsdp2" | "hsdp3"
+    mesh: str
+    axes: list  # None: omitted (every axis)
+    replicate_axes: list
+    shards: int  # size of the group dim 0 is sharded over (1: replicated)
+    resync: bool  # the backward synchronizes the argument again
+
+    @property
+    def sharded(self):
+        return self.kind != "ddp"
+
+    @property
+    def local_shape(self):
+        if not self.sharded:
+            return self.shape
+        return (self.shape[0] // self.shards,) + tuple(self.shape[1:])
+
+
+@dataclass
+class Layer:
+    din: int
+    dout: int
+    act: str
+    weight: str
+    bias: str  # None: no bias
+    owns: bool  # False: the weight is an earlier layer's (tied)
+    scale: float = None  # the layer uses scale * W (weight scaling, a LoRA-style merge)
+    bias2: str = None  # a second bias: both get the same gradient value
+    packed: bool = False  # weight and bias in one [dout, din + 1] parameter (bias last)
+    loop: bool = False  # dW accumulated row by row in an scf.for
+
+
+@dataclass
+class Case:
+    seed: int
+    meshes: dict  # name -> shape
+    world: int
+    k: int
+    batch: int
+    windows: int
+    lr: float
+    hsdp_partial: bool
+    layers: list
+    params: dict  # name -> Param, in declaration order
+    dx: bool
+    gradnorm: str  # a parameter whose local gradient's sum of squares is returned, or None
+    unused: str  # a parameter the step never reads (its gradient: zeros), or None
+    loss_rank0: bool  # tensor<f32> instead of tensor<1xf32>
+    style: str  # "generic": linalg.generic everywhere; "named": linalg.matmul, arith on tensors
+    args: list = field(default_factory=list)  # ("param", name) | ("x",) | ("y",)
+    results: list = field(default_factory=list)  # ("loss",) | ("grad", name) | ("dx",) | ("gradnorm",)
+
+    def tags(self):
+        t = {p.kind for p in self.params.values()}
+        if "hsdp2" in t or "hsdp3" in t:
+            t.add("hsdp-partial" if self.hsdp_partial else "hsdp-full")
+        t.add("mesh-%dd" % max(len(s) for s in self.meshes.values()))
+        if len(self.meshes) > 1:
+            t.add("two-meshes")
+        t.add("w%d" % self.world)
+        if len({l.weight for l in self.layers}) < len(self.layers):
+            t.add("tied")
+        if self.dx:
+            t.add("dx")
+        if self.gradnorm:
+            t.add("gradnorm")
+        for feature in ("scale", "bias2", "packed", "loop"):
+            if any(getattr(l, feature) for l in self.layers):
+                t.add({"scale": "wscale", "bias2": "shared-grad"}.get(feature, feature))
+        if self.unused:
+            t.add("unused")
+        if self.k == 1:
+            t.add("k1")
+        t.add(self.style)
+        return sorted(t)
+
+
+def _mesh_shapes(world):
+    shapes = {1: [(1,), (1, 1)], 2: [(2,), (1, 2), (2, 1)], 3: [(3,), (1, 3), (3, 1)],
+              4: [(4,), (2, 2), (1, 4), (4, 1)]}
+    return shapes[world]
+
+
+def _all_axes(rng, rank):
+    """None (omitted) or every axis in some order."""
+    choice = rng.random()
+    if choice < 0.5:
+        return None
+    axes = list(range(rank))
+    if rank > 1 and choice < 0.75:
+        axes.reverse()
+    return axes
+
+
+def _draw_param_kind(rng, case_mode, mesh_rank):
+    kinds = ["ddp", "zero2", "zero3"] + (["hsdp2", "hsdp3"] if mesh_rank == 2 else [])
+    if case_mode != "mixed" and case_mode in kinds:
+        return case_mode
+    return rng.choice(kinds)
+
+
+def _make_param(rng, name, kind, mesh_name, mesh_shape):
+    rank = len(mesh_shape)
+    world = 1
+    for d in mesh_shape:
+        world *= d
+    if kind == "ddp":
+        return Param(name, None, kind, mesh_name, _all_axes(rng, rank), [], 1, rng.random() < 0.5)
+    if kind in ("zero2", "zero3"):
+        return Param(name, None, kind, mesh_name, _all_axes(rng, rank), [], world,
+                     kind == "zero3")
+    shard_axis = rng.choice([0, 1])
+    return Param(name, None, kind, mesh_name, [shard_axis], [1 - shard_axis],
+                 mesh_shape[shard_axis], kind == "hsdp3")
+
+
+def make_case(seed):
+    rng = random.Random(seed)
+    world = rng.choice([1, 2, 2, 3, 4, 4, 4])
+    shape = rng.choice(_mesh_shapes(world))
+    meshes = {"world": shape}
+    others = [s for s in _mesh_shapes(world) if len(s) != len(shape)]
+    if others and rng.random() < 0.2:
+        meshes["grid"] = rng.choice(others)
+    case_mode = rng.choice(["mixed", "mixed", "ddp", "zero2", "zero3", "hsdp2", "hsdp3"])
+    k = rng.choice([1, 2, 3, 4, 4, 5, 8])
+    nlayers = rng.choice([1, 2, 2, 3, 3, 4])
+    params = {}
+    layers = []
+
+    def new_param(name):
+        mesh_name = rng.choice(sorted(meshes))
+        kind = _draw_param_kind(rng, case_mode, len(meshes[mesh_name]))
+        return _make_param(rng, name, kind, mesh_name, meshes[mesh_name])
+
+    din = rng.randint(2, 16)
+    for j in range(nlayers):
+        act = rng.choice(ACTIVATIONS)
+        # A tied layer reuses an earlier weight whose input width matches.
+        candidates = [l for l in layers if l.owns and l.din == din]
+        if candidates and rng.random() < 0.7:
+            tied = rng.choice(candidates)
+            layer = Layer(din, tied.dout, act, tied.weight, None, False)
+        elif rng.random() < 0.08:
+            w = new_param("l%d.wb" % j)
+            dout = w.shards * rng.randint(1, max(1, 16 // w.shards))
+            w.shape = (dout, din + 1)
+            params[w.name] = w
+            layer = Layer(din, dout, act, w.name, None, False, packed=True)
+        else:
+            w = new_param("l%d.w" % j)
+            dout = w.shards * rng.randint(1, max(1, 16 // w.shards))
+            w.shape = (dout, din)
+            params[w.name] = w
+            layer = Layer(din, dout, act, w.name, None, True)
+        if rng.random() < 0.2:
+            layer.scale = rng.choice([0.5, 2.0, -1.5])
+        layer.loop = rng.random() < 0.08
+        if not layer.packed and rng.random() < 0.75:
+            b = new_param("l%d.b" % j)
+            if layer.dout % b.shards:
+                b = _make_param(rng, b.name, "ddp", b.mesh, meshes[b.mesh])
+            b.shape = (layer.dout,)
+            params[b.name] = b
+            layer.bias = b.name
+            if rng.random() < 0.15:
+                b2 = new_param("l%d.b2" % j)
+                if layer.dout % b2.shards:
+                    b2 = _make_param(rng, b2.name, "ddp", b2.mesh, meshes[b2.mesh])
+                b2.shape = (layer.dout,)
+                params[b2.name] = b2
+                layer.bias2 = b2.name
+        layers.append(layer)
+        # Sometimes give this layer the input width of an earlier one, so
+        # that the next layer can tie to it, when divisibility allows.
+        if j + 1 < nlayers and layer.owns and rng.random() < 0.35:
+            want = rng.choice([l.din for l in layers if l.owns])
+            own = [params[n] for n in (layer.weight, layer.bias, layer.bias2) if n]
+            if all(want % p.shards == 0 for p in own):
+                layer.dout = want
+                for p in own:
+                    p.shape = (want,) + tuple(p.shape[1:])
+        din = layer.dout
+
+    unused = None
+    if rng.random() < 0.15:
+        u = new_param("unused")
+        u.shape = (u.shards * rng.randint(1, 3), rng.randint(1, 5))
+        params[u.name] = u
+        unused = u.name
+    hsdp = any(p.kind in ("hsdp2", "hsdp3") for p in params.values())
+    case = Case(
+        seed=seed, meshes=meshes, world=world, k=k, batch=rng.randint(1, 8),
+        windows=rng.choice([2, 2, 3]), lr=rng.choice([0.05, 0.2]),
+        hsdp_partial=hsdp and rng.random() < 0.5, layers=layers, params=params,
+        dx=rng.random() < 0.4,
+        gradnorm=rng.choice(sorted(params)) if rng.random() < 0.2 else None, unused=unused,
+        loss_rank0=rng.random() < 0.3, style=rng.choice(["generic", "generic", "named"]))
+    args = [("param", n) for n in params] + [("x",), ("y",)]
+    results = [("loss",)] + [("grad", n) for n in params]
+    if case.dx:
+        results.append(("dx",))
+    if case.gradnorm:
+        results.append(("gradnorm",))
+    if rng.random() < 0.5:
+        rng.shuffle(args)
+    if rng.random() < 0.5:
+        rng.shuffle(results)
+    case.args, case.results = args, results
+    return case

@@ -1,0 +1,176 @@
+"""The numpy reference of a gen_case.Case, written by hand.
+
+Inputs are drawn here (float32, as dist-run reads them) and everything after
+is float64: per rank and micro-batch the forward, the MSE loss scaled by 1/K
+and the backward; per window the full-batch gradient
+G = (1/W) sum_ranks sum_k g_{rank,k} (BACKGROUND.md), each rank's shard of it
+as the runtime places shards (row-major mesh coordinates, the position along
+the group's axes in the order given), then SGD with dist-run's learning rate.
+Nothing here comes from the compiler or from examples/gen_toy.py.
+"""
+
+import numpy as np
+
+GELU_C = np.sqrt(2.0 / np.pi)
+
+
+def act_forward(act, z):
+    if act == "relu":
+        return np.maximum(z, 0.0)
+    if act == "tanh":
+        return np.tanh(z)
+    if act == "gelu":
+        return 0.5 * z * (1.0 + np.tanh(GELU_C * (z + 0.044715 * z ** 3)))
+    return z
+
+
+def act_derivative(act, z):
+    if act == "relu":
+        return (z > 0).astype(np.float64)
+    if act == "tanh":
+        return 1.0 - np.tanh(z) ** 2
+    if act == "gelu":
+        t = np.tanh(GELU_C * (z + 0.044715 * z ** 3))
+        return 0.5 * (1.0 + t) + 0.5 * z * (1.0 - t * t) * GELU_C * (1.0 + 3 * 0.044715 * z * z)
+    return np.ones_like(z)
+
+
+def _scale(layer):
+    return layer.scale if layer.scale is not None else 1.0
+
+
+def _weight_and_bias(layer, params):
+    p = params[layer.weight]
+    if layer.packed:
+        return p[:, :layer.din], p[:, layer.din]
+    return p, (params[layer.bias] if layer.bias else None)
+
+
+def micro_step(case, params, x, y):
+    """Forward and backward of one micro-batch: (loss, {param: local grad}, dx)."""
+    h, saved = x, []
+    for l in case.layers:
+        w, b = _weight_and_bias(l, params)
+        z = h @ (_scale(l) * w).T
+        if b is not None:
+            z = z + b
+        if l.bias2:
+            z = z + params[l.bias2]
+        saved.append((h, z))
+        h = act_forward(l.act, z)
+    diff = h - y
+    scale = 1.0 / (case.batch * case.layers[-1].dout * case.k)
+    loss = float(np.sum(diff * diff) * scale)
+    dh = 2.0 * scale * diff
+    grads = {name: np.zeros(p.shape) for name, p in case.params.items()}
+    for l, (h_in, z) in reversed(list(zip(case.layers, saved))):
+        dz = dh * act_derivative(l.act, z)
+        dw, db = _scale(l) * (dz.T @ h_in), dz.sum(axis=0)
+        if l.packed:
+            grads[l.weight][:, :l.din] += dw
+            grads[l.weight][:, l.din] += db
+        else:
+            grads[l.weight] += dw
+        if l.bias:
+            grads[l.bias] += db
+        if l.bias2:
+            grads[l.bias2] += db
+        dh = dz @ (_scale(l) * _weight_and_bias(l, params)[0])
+    return loss, grads, dh
+
+
+def shard_index(case, param, rank):
+    """The rank's position in the parameter's shard group (runtime order)."""
+    shape = case.meshes[param.mesh]
+    coords, r = [0] * len(shape), rank
+    for i in reversed(range(len(shape))):
+        coords[i] = r % shape[i]
+        r //= shape[i]
+    axes = param.axes if param.axes is not None else list(range(len(shape)))
+    order = 0
+    for a in axes:
+        order = order * shape[a] + coords[a]
+    return order
+
+
+def local_part(case, param, full, rank):
+    if not param.sharded:
+        return full
+    rows = full.shape[0] // param.shards
+    s = shard_index(case, param, rank)
+    return full[s * rows:(s + 1) * rows]
+
+
+def draw_inputs(case):
+    """Float32 parameters {name: full array} and data[window][micro][rank] = (x, y)."""
+    rng = np.random.default_rng(case.seed)
+    params = {}
+    for name, p in case.params.items():
+        fan_in = p.shape[1] if len(p.shape) > 1 else p.shape[0]
+        params[name] = rng.uniform(-1, 1, p.shape).astype(np.float32) / np.float32(np.sqrt(fan_in))
+    d0, dl = case.layers[0].din, case.layers[-1].dout
+    data = [[[(rng.uniform(-1, 1, (case.batch, d0)).astype(np.float32),
+               rng.uniform(-1, 1, (case.batch, dl)).astype(np.float32))
+              for _ in range(case.world)] for _ in range(case.k)] for _ in range(case.windows)]
+    return params, data
+
+
+def expected_outputs(case, params32, data):
+    """What every rank must return, per window:
+    [{"grad": {(rank, param): array}, "out": {(micro, rank, result kind): array}}]."""
+    params = {n: v.astype(np.float64) for n, v in params32.items()}
+    windows = []
+    for w in range(case.windows):
+        total = {n: np.zeros(p.shape) for n, p in case.params.items()}
+        out = {}
+        for k in range(case.k):
+            for r in range(case.world):
+                x, y = (a.astype(np.float64) for a in data[w][k][r])
+                loss, grads, dx = micro_step(case, params, x, y)
+                for n in total:
+                    total[n] += grads[n]
+                out[(k, r, "loss")] = np.array(loss).reshape(() if case.loss_rank0 else (1,))
+                out[(k, r, "dx")] = dx
+                if case.gradnorm:
+                    out[(k, r, "gradnorm")] = np.array([np.sum(grads[case.gradnorm] ** 2)])
+        full = {n: g / case.world for n, g in total.items()}
+        grad = {(r, n): local_part(case, case.params[n], full[n], r)
+                for r in range(case.world) for n in case.params}
+        windows.append({"grad": grad, "out": out})
+        for n in params:
+            params[n] = params[n] - case.lr * full[n]
+    return windows
+
+
+def finite_difference_check(case, params32, data, eps=1e-6, samples=6):
+    """Checks micro_step's gradients against central differences of the
+    loss (float64); returns a list of mismatch descriptions."""
+    rng = np.random.default_rng(case.seed + 1)
+    params = {n: v.astype(np.float64) for n, v in params32.items()}
+    x, y = (a.astype(np.float64) for a in data[0][0][0])
+    _, grads, dx = micro_step(case, params, x, y)
+    problems = []
+
+    def check(what, analytic, bump):
+        for _ in range(samples):
+            idx = tuple(rng.integers(0, d) for d in analytic.shape)
+            plus, minus = bump(idx, eps), bump(idx, -eps)
+            numeric = (plus - minus) / (2 * eps)
+            if abs(numeric - analytic[idx]) > 1e-6 + 1e-4 * abs(numeric):
+                problems.append("%s%s: backward %.9g, finite difference %.9g"
+                                % (what, list(idx), analytic[idx], numeric))
+
+    for name in params:
+        def bump(idx, e, name=name):
+            changed = dict(params)
+            changed[name] = params[name].copy()
+            changed[name][idx] += e
+            return micro_step(case, changed, x, y)[0]
+        check(name, grads[name], bump)
+
+    def bump_x(idx, e):
+        changed = x.copy()
+        changed[idx] += e
+        return micro_step(case, params, changed, y)[0]
+    check("dx", dx, bump_x)
+    return problems

@@ -1,0 +1,124 @@
+"""difftest.py --self-check: the tester must be able to fail.
+
+Checks that (1) the hand-written numpy backward agrees with central finite
+differences, and that the finite-difference check catches a wrong
+derivative; (2) a case that passes stops passing when one gradient, one
+loss, one rank's shard placement or one output file is wrong; (3) a
+malformed input file makes dist-run fail with the rank and the file named,
+and is not counted as passed; (4) classify() sorts exits into the four
+outcomes. Ends with `N passed, M failed`.
+"""
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+import difftest
+import gen_case
+import reference
+
+# A seed whose case passes today (generic linalg only; HSDP and ZeRO-3 on
+# two meshes of 4 ranks, K = 4).
+GOOD_SEED = 2
+
+
+def run(opts):
+    results = []
+
+    def check(name, ok, detail=""):
+        results.append(ok)
+        print("%s: %s%s" % ("PASS" if ok else "FAIL", name, (" (%s)" % detail) if detail else ""))
+
+    # (1) The reference against finite differences, and the check's teeth.
+    for seed in range(1, 21):
+        case = gen_case.make_case(seed)
+        params, data = reference.draw_inputs(case)
+        problems = reference.finite_difference_check(case, params, data)
+        check("reference backward = finite differences, seed %d" % seed, not problems,
+              "; ".join(problems[:2]))
+    case = next(c for c in map(gen_case.make_case, range(1, 200))
+                if any(l.act == "tanh" for l in c.layers))
+    params, data = reference.draw_inputs(case)
+    original = reference.act_derivative
+    reference.act_derivative = lambda act, z: (1 - np.tanh(z)) if act == "tanh" else original(act, z)
+    try:
+        problems = reference.finite_difference_check(case, params, data)
+    finally:
+        reference.act_derivative = original
+    check("a wrong tanh derivative is caught by the finite-difference check (seed %d)"
+          % case.seed, bool(problems))
+
+    # (2) A passing case, then its outputs spoiled one way at a time.
+    case = gen_case.make_case(GOOD_SEED)
+    directory = tempfile.mkdtemp(prefix="difftest-selfcheck-")
+    try:
+        rc, output, expected = difftest.execute(case, directory, opts)
+        outcome, why = difftest.classify(rc, output)
+        problems = difftest.compare(case, directory, expected) if outcome == "passed" else []
+        check("seed %d passes unchanged" % GOOD_SEED, outcome == "passed" and not problems,
+              why or "; ".join(problems[:2]))
+        out = os.path.join(directory, "out")
+        grad = next(i for i, r in enumerate(case.results) if r[0] == "grad")
+        loss = case.results.index(("loss",))
+
+        def spoiled(name, change):
+            path = os.path.join(out, name)
+            keep = path + ".orig"
+            shutil.copy(path, keep)
+            try:
+                change(path)
+                return difftest.compare(case, directory, expected)
+            finally:
+                shutil.move(keep, path)
+
+        def bump(path, relative):
+            a = np.load(path)
+            a.flat[0] += np.float32(max(1e-3, relative * abs(float(a.flat[0]))))
+            np.save(path, a)
+
+        found = spoiled("w1_r0_grad%d.npy" % grad, lambda p: bump(p, 0.02))
+        check("a gradient 2% off on rank 0, window 1, is reported", bool(found), "; ".join(found[:1]))
+        found = spoiled("w0_k%d_r%d_out%d.npy" % (case.k - 1, case.world - 1, loss),
+                        lambda p: bump(p, 0.01))
+        check("a loss 1% off on the last rank's last micro-batch is reported", bool(found),
+              "; ".join(found[:1]))
+        found = spoiled("w0_r0_grad%d.npy" % grad, os.remove)
+        check("a missing gradient file is reported", bool(found), "; ".join(found[:1]))
+        sharded = next(i for i, r in enumerate(case.results)
+                       if r[0] == "grad" and case.params[r[1]].sharded)
+        other = os.path.join(out, "w0_r1_grad%d.npy" % sharded)
+        found = spoiled("w0_r0_grad%d.npy" % sharded, lambda p: shutil.copy(other, p))
+        check("rank 1's shard returned on rank 0 is reported", bool(found), "; ".join(found[:1]))
+
+        # (3) A malformed parameter file: named, on some rank, and not passed.
+        name = next(iter(case.params))
+        path = os.path.join(directory, "params", name + ".npy")
+        with open(path, "r+b") as f:
+            f.truncate(os.path.getsize(path) - 4)
+        rc, output = difftest.run_dist(difftest.dist_run_command(case, directory, opts),
+                                       opts.timeout)
+        outcome, why = difftest.classify(rc, output)
+        named = "rank " in output and path in output
+        check("a truncated parameter file fails, naming a rank and the file", rc != 0 and named
+              and outcome != "passed", "exit %s, %s" % (rc, outcome))
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+    # (4) The four outcomes.
+    for rc, output, want in [
+            (0, "", "passed"),
+            (1, "rank 1: FAIL window 0: the gradient of @w differs", "failed"),
+            (1, "/t/step.mlir:3:5: error: this op uses result #1\\ndist-run: the no_sync pipeline "
+                "failed", "refused"),
+            (139, "mpirun noticed that process rank 0 exited on signal 11 (Segmentation fault)",
+             "crashed"),
+            (1, "something went wrong", "crashed"),
+            (None, "", "crashed")]:
+        got = difftest.classify(rc, output.replace("\\n", "\n"))[0]
+        check("classify(exit %s, %r...) = %s" % (rc, output[:30], want), got == want, got)
+
+    passed = sum(results)
+    print("%d passed, %d failed" % (passed, len(results) - passed))
+    return 0 if passed == len(results) else 1

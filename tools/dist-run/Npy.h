@@ -1,0 +1,43 @@
+//===- Npy.h - f32 .npy files for dist-run ---------------------*- C++ -*-===//
+//
+// The subset of NumPy's .npy format dist-run reads and writes: little-endian
+// f32 ('<f4'), C order, format version 1.0 or 2.0 when reading, 1.0 when
+// writing. Anything else is rejected with a message naming the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_TOOLS_DIST_RUN_NPY_H
+#define DIST_TOOLS_DIST_RUN_NPY_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dist_run {
+
+/// Reads `path` into `shape` and `data`. On failure returns false and sets
+/// `error` to a message that names the file.
+bool readNpy(const std::string &path, std::vector<int64_t> &shape,
+             std::vector<float> &data, std::string &error);
+
+/// Writes `data` with `shape` to `path` (NPY 1.0, '<f4', C order).
+bool writeNpy(const std::string &path, const std::vector<int64_t> &shape,
+              const std::vector<float> &data, std::string &error);
+
+/// "[2, 3]" for error messages.
+std::string shapeString(const std::vector<int64_t> &shape);
+
+/// Reads `path`, which must hold an array of exactly `shape`.
+bool readNpyOfShape(const std::string &path, const std::vector<int64_t> &shape,
+                    std::vector<float> &data, std::string &error);
+
+/// Reads the unsharded parameter in `path` (dim 0 = `localShape[0]` x
+/// `shards`, other dims as `localShape`) and keeps rows
+/// [shard x localShape[0], (shard + 1) x localShape[0]).
+bool readNpyShard(const std::string &path, const std::vector<int64_t> &localShape,
+                  int64_t shard, int64_t shards, std::vector<float> &data,
+                  std::string &error);
+
+} // namespace dist_run
+
+#endif // DIST_TOOLS_DIST_RUN_NPY_H
