@@ -24,7 +24,7 @@ ACTIVATIONS = ["relu", "gelu", "tanh", "identity"]
 class Param:
     name: str
     shape: tuple  # unsharded
-    kind: str  # "ddp" | "zero2" | "zero3" | "hsdp2" | "hsdp3"
+    kind: str  # "ddp" | "ddp2" | "zero2" | "zero3" | "hsdp2" | "hsdp3"
     mesh: str
     axes: list  # None: omitted (every axis)
     replicate_axes: list
@@ -33,7 +33,7 @@ class Param:
 
     @property
     def sharded(self):
-        return self.kind != "ddp"
+        return self.kind not in ("ddp", "ddp2")
 
     @property
     def local_shape(self):
@@ -108,18 +108,14 @@ def _mesh_shapes(world):
 
 
 def _all_axes(rng, rank):
-    """None (omitted) or every axis in some order."""
-    choice = rng.random()
-    if choice < 0.5:
+    """None (omitted) or every axis, spelled out (axes are strictly increasing)."""
+    if rng.random() < 0.5:
         return None
-    axes = list(range(rank))
-    if rank > 1 and choice < 0.75:
-        axes.reverse()
-    return axes
+    return list(range(rank))
 
 
 def _draw_param_kind(rng, case_mode, mesh_rank):
-    kinds = ["ddp", "zero2", "zero3"] + (["hsdp2", "hsdp3"] if mesh_rank == 2 else [])
+    kinds = ["ddp", "zero2", "zero3"] + (["ddp2", "hsdp2", "hsdp3"] if mesh_rank == 2 else [])
     if case_mode != "mixed" and case_mode in kinds:
         return case_mode
     return rng.choice(kinds)
@@ -136,6 +132,9 @@ def _make_param(rng, name, kind, mesh_name, mesh_shape):
         return Param(name, None, kind, mesh_name, _all_axes(rng, rank), [], world,
                      kind == "zero3")
     shard_axis = rng.choice([0, 1])
+    if kind == "ddp2":  # replicated on both axes, spelled as axes + replicate_axes
+        return Param(name, None, kind, mesh_name, [shard_axis], [1 - shard_axis], 1,
+                     rng.random() < 0.5)
     return Param(name, None, kind, mesh_name, [shard_axis], [1 - shard_axis],
                  mesh_shape[shard_axis], kind == "hsdp3")
 
@@ -148,7 +147,7 @@ def make_case(seed):
     others = [s for s in _mesh_shapes(world) if len(s) != len(shape)]
     if others and rng.random() < 0.2:
         meshes["grid"] = rng.choice(others)
-    case_mode = rng.choice(["mixed", "mixed", "ddp", "zero2", "zero3", "hsdp2", "hsdp3"])
+    case_mode = rng.choice(["mixed", "mixed", "ddp", "ddp2", "zero2", "zero3", "hsdp2", "hsdp3"])
     k = rng.choice([1, 2, 3, 4, 4, 5, 8])
     nlayers = rng.choice([1, 2, 2, 3, 3, 4])
     params = {}
@@ -214,7 +213,7 @@ def make_case(seed):
         u.shape = (u.shards * rng.randint(1, 3), rng.randint(1, 5))
         params[u.name] = u
         unused = u.name
-    hsdp = any(p.kind in ("hsdp2", "hsdp3") for p in params.values())
+    hsdp = any(p.replicate_axes for p in params.values())
     case = Case(
         seed=seed, meshes=meshes, world=world, k=k, batch=rng.randint(1, 8),
         windows=rng.choice([2, 2, 3]), lr=rng.choice([0.05, 0.2]),
