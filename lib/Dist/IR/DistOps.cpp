@@ -162,8 +162,22 @@ ParameterOp::getUnshardedType(SymbolTableCollection *symbolTable) {
   return local.clone(shape);
 }
 
+/// The runtime keys the stash by the parameter's name as a C string: a name
+/// with an embedded NUL would share the stash of its prefix, an empty one has
+/// none.
+static LogicalResult verifyParameterName(Operation *op, StringAttr name) {
+  if (name.getValue().empty())
+    return op->emitOpError("expected a non-empty parameter name");
+  if (name.getValue().contains('\0'))
+    return op->emitOpError() << "expected a parameter name without NUL "
+                             << "characters, but got " << name;
+  return success();
+}
+
 LogicalResult
 ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (failed(verifyParameterName(*this, getSymNameAttr())))
+    return failure();
   if (failed(verifyGroup(*this, symbolTable)))
     return failure();
   if (failed(verifyGroup(*this, getMeshAttr(), getReplicateAxes(), symbolTable,
@@ -329,6 +343,9 @@ OpFoldResult SynchronizeOp::fold(FoldAdaptor) {
 static LogicalResult verifyStashType(Operation *op, FlatSymbolRefAttr paramRef,
                                      Type type,
                                      SymbolTableCollection &symbolTable) {
+  if (paramRef.getValue().contains('\0'))
+    return op->emitOpError() << "expected a parameter name without NUL "
+                             << "characters, but got " << paramRef;
   ParameterOp param = lookupParameter(op, paramRef, &symbolTable);
   if (!param)
     return op->emitOpError() << "expected " << paramRef
