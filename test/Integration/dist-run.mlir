@@ -8,6 +8,7 @@
 // RUN: %python %dist_src_root/examples/gen_toy.py --mode hsdp --world 4 > %t.hsdp.mlir
 // RUN: %mpirun -np 4 dist-run %t.hsdp.mlir --windows 2 --hsdp-partial 2> %t.hsdp.err | FileCheck %s --check-prefix=HSDP
 // RUN: FileCheck %s --check-prefix=HSDP-STATS < %t.hsdp.err
+// RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grad-reads-param.mlir --windows 2 | FileCheck %s --check-prefix=READS-PARAM
 // RUN: not dist-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not dist-run %S/Inputs/dist-run-i32.mlir 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not dist-run %s --entry=nothing 2>&1 | FileCheck %s --check-prefix=ENTRY
@@ -28,6 +29,9 @@
 // 1376 bytes); the sync step all-reduces across nodes once per gradient.
 // HSDP-STATS: all_reduce 41 calls {{.*}} held 0 bytes peak 688 bytes
 // HSDP: 40 passed, 0 failed
+
+// g = w * x must leave the runner's w alone (it was overwritten in place).
+// READS-PARAM: 20 passed, 0 failed
 
 // MISSING: dist-run: cannot open {{.*}}does-not-exist.mlir
 // TYPE: error: dist-run supports statically shaped f32 tensors only, but argument #1 is 'tensor<4xi32>'

@@ -4,6 +4,7 @@
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -14,14 +15,25 @@
 using namespace mlir;
 
 namespace {
-/// Public functions get `_mlir_ciface_` wrappers that drivers can call.
-struct EmitCInterfacePass
-    : public PassWrapper<EmitCInterfacePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitCInterfacePass)
+/// Public functions are entry points: they get `_mlir_ciface_` wrappers that
+/// drivers can call, and their tensor arguments are the caller's buffers,
+/// which One-Shot Bufferize must not write into (by default it treats
+/// function arguments as writable, so `g = w * x` wrote g into w's buffer).
+struct PrepareEntryPointsPass
+    : public PassWrapper<PrepareEntryPointsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPointsPass)
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal())
-        func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+    auto readOnly = BoolAttr::get(&getContext(), false);
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func.isPublic() || func.isExternal())
+        continue;
+      func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (isa<TensorType>(func.getArgumentTypes()[i]))
+          func.setArgAttr(
+              i, bufferization::BufferizationDialect::kWritableAttrName,
+              readOnly);
+    }
   }
 };
 } // namespace
@@ -29,7 +41,7 @@ struct EmitCInterfacePass
 void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createDistExpandSynchronizePass());
   pm.addPass(createConvertDistToRuntimePass());
-  pm.addPass(std::make_unique<EmitCInterfacePass>());
+  pm.addPass(std::make_unique<PrepareEntryPointsPass>());
   // Tensor arith (the pre-averaging, the stash add) becomes linalg, which
   // One-Shot Bufferize handles.
   pm.addPass(createConvertElementwiseToLinalgPass());
