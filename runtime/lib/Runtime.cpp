@@ -549,10 +549,18 @@ distrt_status distrt_group_create(int64_t meshRank, const int64_t *meshShape,
   std::vector<bool> inGroup(meshRank, naxes == 0);
   key << ":";
   for (int64_t i = 0; i < naxes; ++i) {
-    if (axes[i] < 0 || axes[i] >= meshRank || inGroup[axes[i]])
+    if (axes[i] < 0 || axes[i] >= meshRank)
       return fail(DISTRT_ERR_INVALID,
                   "distrt_group_create: axis " + std::to_string(axes[i]) +
-                      " is out of range or repeated");
+                      " is out of range for a mesh of rank " +
+                      std::to_string(meshRank));
+    // The cache is keyed by the set of axes and members are ordered
+    // row-major: an order given by the caller could not be honoured.
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return fail(DISTRT_ERR_INVALID,
+                  "distrt_group_create: expected strictly increasing axes, "
+                  "but axis " + std::to_string(axes[i]) + " follows axis " +
+                      std::to_string(axes[i - 1]));
     inGroup[axes[i]] = true;
   }
   for (int64_t i = 0; i < meshRank; ++i)
@@ -564,7 +572,7 @@ distrt_status distrt_group_create(int64_t meshRank, const int64_t *meshShape,
     return DISTRT_OK;
   }
   // Row-major coordinates of this rank; color = position on the other axes,
-  // key = position on the group axes (in the order the axes were given).
+  // key = position on the group axes (row-major: the axes are increasing).
   std::vector<int64_t> coords(meshRank);
   for (int64_t i = meshRank - 1, r = state->rank; i >= 0; --i) {
     coords[i] = r % meshShape[i];

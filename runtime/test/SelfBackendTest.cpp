@@ -189,6 +189,29 @@ TEST_F(SelfRuntime, GroupsOfOneRank) {
   EXPECT_EQ(distrt_group_create(2, shape, 2, repeated, &g), DISTRT_ERR_INVALID);
 }
 
+// A group is a set of axes, its members in row-major order: [1, 0] used to
+// be accepted, and the cache (keyed by the set) then returned whichever of
+// [1, 0] and [0, 1] had been created first, with that one's member order.
+TEST_F(SelfRuntime, GroupAxesMustBeStrictlyIncreasing) {
+  int64_t shape[2] = {1, 1}, decreasing[2] = {1, 0}, repeated[2] = {1, 1};
+  distrt_group g = -1;
+  EXPECT_EQ(distrt_group_create(2, shape, 2, decreasing, &g),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(g, -1);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt: rank 0: distrt_group_create: expected strictly "
+                      "increasing axes, but axis 0 follows axis 1"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_group_create(2, shape, 2, repeated, &g),
+            DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("expected strictly increasing axes, but axis 1 follows "
+                      "axis 1"),
+            std::string::npos)
+      << distrt_last_error();
+}
+
 TEST_F(SelfRuntime, FinalizeReportsUnwaitedCollectives) {
   float a[2] = {}, b[2];
   distrt_handle h;

@@ -43,6 +43,11 @@ std::optional<int64_t> getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
                                     ArrayRef<int64_t> axes,
                                     SymbolTableCollection *symbolTable = nullptr);
 
+namespace detail {
+/// The verifier of ProcessGroupOpInterface.
+LogicalResult verifyProcessGroupOp(Operation *op);
+} // namespace detail
+
 } // namespace mlir::dist
 
 #include "Dist/IR/DistInterfaces.h.inc"

@@ -47,8 +47,34 @@ mlir::dist::getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
   return meshOp.getGroupSize(axes);
 }
 
-/// Checks that `mesh` names a mesh and that `axes` are distinct axes of it;
-/// returns the group size.
+/// Checks that `axes` is strictly increasing: a group is a set of axes and
+/// its ranks are ordered row-major, whatever order the axes are listed in.
+static LogicalResult verifyAxesOrder(Operation *op, ArrayRef<int64_t> axes,
+                                     StringRef what) {
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] <= axes[i - 1]) {
+      InFlightDiagnostic diag = op->emitOpError()
+                                << "expected strictly increasing " << what
+                                << ", but got [";
+      llvm::interleaveComma(axes, diag);
+      return diag << "]";
+    }
+  return success();
+}
+
+LogicalResult mlir::dist::detail::verifyProcessGroupOp(Operation *op) {
+  auto group = cast<ProcessGroupOpInterface>(op);
+  if (failed(verifyAxesOrder(op, group.getAxes(), "mesh axes")))
+    return failure();
+  if (auto param = dyn_cast<ParameterOp>(op))
+    if (failed(verifyAxesOrder(op, param.getReplicateAxes(),
+                               "replicate axes")))
+      return failure();
+  return success();
+}
+
+/// Checks that `mesh` names a mesh and that `axes` are axes of it; returns
+/// the group size. (verifyProcessGroupOp has checked they are increasing.)
 static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr mesh,
                                       ArrayRef<int64_t> axes,
                                       SymbolTableCollection &symbolTable,
@@ -58,15 +84,10 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr mesh,
     return op->emitOpError() << "expected " << mesh
                              << " to name a dist.mesh, but it does not";
   int64_t rank = meshOp.getShape().size();
-  llvm::SmallSet<int64_t, 4> seen;
-  for (int64_t axis : axes) {
+  for (int64_t axis : axes)
     if (axis < 0 || axis >= rank)
       return op->emitOpError() << "expected " << what << " in [0, " << rank
                                << ") for " << mesh << ", but got " << axis;
-    if (!seen.insert(axis).second)
-      return op->emitOpError() << "expected distinct " << what
-                               << ", but axis " << axis << " appears twice";
-  }
   return *meshOp.getGroupSize(axes);
 }
 
