@@ -212,6 +212,42 @@ TEST_F(SelfRuntime, GroupAxesMustBeStrictlyIncreasing) {
       << distrt_last_error();
 }
 
+// Sizes are int64 and were multiplied unchecked: a mesh of 7 x
+// 7905747460161236407 ranks wrapped to 1 and was accepted as this world, and
+// 2^62 f32 elements wrapped to 0 bytes, so the call "succeeded" moving none.
+TEST_F(SelfRuntime, SizesPastInt64AreRejected) {
+  int64_t shape[2] = {7, 7905747460161236407};
+  distrt_group g = -1;
+  EXPECT_EQ(distrt_group_create(2, shape, 0, nullptr, &g), DISTRT_ERR_INVALID);
+  EXPECT_EQ(g, -1);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt: rank 0: distrt_group_create: the product of the "
+                      "mesh extents overflows int64 (at extent 1, "
+                      "7905747460161236407)"),
+            std::string::npos)
+      << distrt_last_error();
+  const int64_t huge = int64_t(1) << 62;
+  float a[4] = {}, b[4] = {};
+  EXPECT_EQ(distrt_all_reduce(0, a, b, huge, DISTRT_F32, DISTRT_SUM),
+            DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt: rank 0: all_reduce on group 0 (size 1): a buffer "
+                      "of 4611686018427387904 f32 elements per rank overflows "
+                      "int64 bytes"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_all_gather(0, a, huge, b, huge, DISTRT_F32),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(distrt_stash_add("w", a, huge, DISTRT_F32), DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt_stash_add of 'w': 4611686018427387904 f32 "
+                      "elements overflow int64 bytes"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_stash_bytes(), 0);
+  EXPECT_EQ(distrt_stash_take("w", b, huge, DISTRT_F32), DISTRT_ERR_INVALID);
+}
+
 TEST_F(SelfRuntime, FinalizeReportsUnwaitedCollectives) {
   float a[2] = {}, b[2];
   distrt_handle h;

@@ -43,6 +43,11 @@ std::optional<int64_t> getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
                                     ArrayRef<int64_t> axes,
                                     SymbolTableCollection *symbolTable = nullptr);
 
+/// The bytes a statically shaped tensor of integers, floats (or complex
+/// numbers of them) occupies; std::nullopt when the shape is dynamic, the
+/// element type is something else, or the size overflows int64.
+std::optional<int64_t> getTensorBytes(ShapedType type);
+
 namespace detail {
 /// The verifier of ProcessGroupOpInterface.
 LogicalResult verifyProcessGroupOp(Operation *op);

@@ -4,7 +4,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -47,6 +49,50 @@ mlir::dist::getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
   return meshOp.getGroupSize(axes);
 }
 
+std::optional<int64_t> mlir::dist::getTensorBytes(ShapedType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  Type element = type.getElementType();
+  int64_t parts = 1;
+  if (auto complex = dyn_cast<ComplexType>(element)) {
+    element = complex.getElementType();
+    parts = 2;
+  }
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  std::optional<int64_t> bytes =
+      parts * int64_t(llvm::divideCeil(element.getIntOrFloatBitWidth(), 8));
+  for (int64_t dim : type.getShape())
+    if (bytes)
+      bytes = llvm::checkedMul(*bytes, dim);
+  return bytes;
+}
+
+/// Checks a tensor a process-group op communicates or declares.
+static LogicalResult verifyTensorType(Operation *op, RankedTensorType type) {
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return success();
+  if (!getTensorBytes(type))
+    return op->emitOpError() << "expected a tensor of at most 2^63 - 1 bytes, "
+                             << "but got " << type;
+  return success();
+}
+
+/// The tensors `op` communicates or declares.
+static SmallVector<RankedTensorType> groupTensors(Operation *op) {
+  SmallVector<RankedTensorType> types;
+  if (auto param = dyn_cast<ParameterOp>(op))
+    types.push_back(param.getLocalType());
+  for (Type type : llvm::concat<Type>(llvm::to_vector(op->getOperandTypes()),
+                                      llvm::to_vector(op->getResultTypes()))) {
+    if (auto future = dyn_cast<FutureType>(type))
+      type = future.getValueType();
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      types.push_back(tensor);
+  }
+  return types;
+}
+
 /// Checks that `axes` is strictly increasing: a group is a set of axes and
 /// its ranks are ordered row-major, whatever order the axes are listed in.
 static LogicalResult verifyAxesOrder(Operation *op, ArrayRef<int64_t> axes,
@@ -70,6 +116,9 @@ LogicalResult mlir::dist::detail::verifyProcessGroupOp(Operation *op) {
     if (failed(verifyAxesOrder(op, param.getReplicateAxes(),
                                "replicate axes")))
       return failure();
+  for (RankedTensorType type : groupTensors(op))
+    if (failed(verifyTensorType(op, type)))
+      return failure();
   return success();
 }
 
@@ -88,7 +137,12 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr mesh,
     if (axis < 0 || axis >= rank)
       return op->emitOpError() << "expected " << what << " in [0, " << rank
                                << ") for " << mesh << ", but got " << axis;
-  return *meshOp.getGroupSize(axes);
+  // Fails only on a mesh that failed its own verifier.
+  std::optional<int64_t> size = meshOp.getGroupSize(axes);
+  if (!size)
+    return op->emitOpError() << "expected " << mesh << " to have a group size "
+                             << "that fits in int64, but it overflows";
+  return *size;
 }
 
 static FailureOr<int64_t> verifyGroup(ProcessGroupOpInterface op,
@@ -132,6 +186,21 @@ static std::string dimStr(int64_t size) {
   return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
 }
 
+/// Dim `dim` of a gather's result: `in` x `groupSize`, dynamic when `in` is.
+/// A product past int64 is an error: it used to wrap, and 2^62 x 2 wrapped
+/// to the dynamic-size marker, so `tensor<2^62>` -> `tensor<?>` verified.
+static FailureOr<int64_t> gatheredDim(Operation *op, int64_t dim, int64_t in,
+                                      int64_t groupSize,
+                                      StringRef what = "result") {
+  if (ShapedType::isDynamic(in))
+    return in;
+  if (std::optional<int64_t> out = llvm::checkedMul(in, groupSize))
+    return *out;
+  return op->emitOpError() << "expected " << what << " dim " << dim
+                           << " (input dim " << in << " x group size "
+                           << groupSize << ") to fit in int64, but it overflows";
+}
+
 //===----------------------------------------------------------------------===//
 // MeshOp
 //===----------------------------------------------------------------------===//
@@ -143,24 +212,30 @@ LogicalResult MeshOp::verify() {
     if (extent < 1)
       return emitOpError() << "expected every mesh extent to be at least 1, "
                            << "but extent " << i << " is " << extent;
+  // A wrapped product would be a world size the runtime accepts (e.g. 7 x
+  // 7905747460161236407 wraps to 1) while group sizes divide by the extents.
+  if (!getGroupSize({}))
+    return emitOpError("expected the product of the mesh extents to fit in "
+                       "int64, but it overflows");
   return success();
 }
 
 std::optional<int64_t> MeshOp::getGroupSize(ArrayRef<int64_t> axes) {
   ArrayRef<int64_t> shape = getShape();
+  std::optional<int64_t> size = 1;
   if (axes.empty()) {
-    int64_t size = 1;
     for (int64_t extent : shape)
-      size *= extent;
+      if (size)
+        size = llvm::checkedMul(*size, extent);
     return size;
   }
   llvm::SmallSet<int64_t, 4> seen;
-  int64_t size = 1;
   for (int64_t axis : axes) {
     if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) ||
         !seen.insert(axis).second)
       return std::nullopt;
-    size *= shape[axis];
+    if (size)
+      size = llvm::checkedMul(*size, shape[axis]);
   }
   return size;
 }
@@ -176,10 +251,11 @@ ParameterOp::getUnshardedType(SymbolTableCollection *symbolTable) {
     return local;
   std::optional<int64_t> size = getGroupSize(symbolTable);
   SmallVector<int64_t> shape(local.getShape());
-  if (!size || ShapedType::isDynamic(shape[0]))
-    shape[0] = ShapedType::kDynamic;
-  else
-    shape[0] *= *size;
+  std::optional<int64_t> dim0;
+  if (size && !ShapedType::isDynamic(shape[0]))
+    dim0 = llvm::checkedMul(shape[0], *size);
+  // Dynamic when unknown, or past int64 (which the verifier rejects).
+  shape[0] = dim0.value_or(ShapedType::kDynamic);
   return local.clone(shape);
 }
 
@@ -214,6 +290,14 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (isSharded() && getLocalType().getRank() == 0)
     return emitOpError("expected a fully_sharded parameter to have rank >= 1, "
                        "but it is a scalar");
+  if (isSharded()) {
+    // The unsharded gradient (and stash) must be representable too.
+    int64_t dim0 = getLocalType().getDimSize(0);
+    if (failed(gatheredDim(*this, 0, dim0, *getGroupSize(&symbolTable),
+                           "unsharded")) ||
+        failed(verifyTensorType(*this, getUnshardedType(&symbolTable))))
+      return failure();
+  }
   return success();
 }
 
@@ -237,10 +321,12 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   int64_t dim = getGatherAxis();
   int64_t in = getInput().getType().getDimSize(dim);
   int64_t out = payloadTensor(getResult()).getDimSize(dim);
-  int64_t expected = ShapedType::isDynamic(in) ? in : in * *size;
-  if (expected != out)
+  FailureOr<int64_t> expected = gatheredDim(*this, dim, in, *size);
+  if (failed(expected))
+    return failure();
+  if (*expected != out)
     return emitOpError() << "expected result dim " << dim << " to be "
-                         << dimStr(expected) << " (input dim " << dimStr(in)
+                         << dimStr(*expected) << " (input dim " << dimStr(in)
                          << " x group size " << *size << "), but got "
                          << dimStr(out);
   return success();
@@ -338,10 +424,12 @@ SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return size;
   int64_t in = getInput().getType().getDimSize(0);
   int64_t out = getResult().getType().getDimSize(0);
-  int64_t expected = ShapedType::isDynamic(in) ? in : in * *size;
-  if (expected != out)
+  FailureOr<int64_t> expected = gatheredDim(*this, 0, in, *size);
+  if (failed(expected))
+    return failure();
+  if (*expected != out)
     return emitOpError() << "expected a fully_sharded result dim 0 of "
-                         << dimStr(expected) << " (input dim " << dimStr(in)
+                         << dimStr(*expected) << " (input dim " << dimStr(in)
                          << " x group size " << *size << "), but got "
                          << dimStr(out);
   return success();

@@ -67,3 +67,60 @@ dist.parameter @p : tensor<4xf32> fully_sharded on @m axes = [2] replicate_axes 
 dist.mesh @m shape = [2, 2]
 // expected-error @+1 {{'dist.parameter' op expected strictly increasing replicate axes, but got [0, 0]}}
 dist.parameter @p : tensor<4xf32> fully_sharded on @m axes = [1] replicate_axes = [0, 0]
+
+// -----
+
+// 7 x 7905747460161236407 wraps to 1 in int64: a "world" of one rank.
+// expected-error @+1 {{'dist.mesh' op expected the product of the mesh extents to fit in int64, but it overflows}}
+dist.mesh @m shape = [7, 7905747460161236407]
+
+// -----
+
+// 2^61 x 4 = 2^63 wrapped to the dynamic-size marker, so tensor<?> verified.
+dist.mesh @m shape = [4]
+func.func @gather_dim_overflows(%x: tensor<2305843009213693952xf16>) {
+  // expected-error @+1 {{'dist.all_gather' op expected result dim 0 (input dim 2305843009213693952 x group size 4) to fit in int64, but it overflows}}
+  %f = dist.all_gather %x on @m gather_axis = 0 : tensor<2305843009213693952xf16> -> !dist.future<tensor<?xf16>>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [4]
+func.func @synchronize_dim_overflows(%x: tensor<2305843009213693952xf16>) {
+  // expected-error @+1 {{'dist.synchronize' op expected result dim 0 (input dim 2305843009213693952 x group size 4) to fit in int64, but it overflows}}
+  %r = dist.synchronize %x on @m kind = fully_sharded : tensor<2305843009213693952xf16> -> tensor<?xf16>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+func.func @gather_static_to_dynamic(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dist.all_gather' op expected result dim 0 to be 8 (input dim 4 x group size 2), but got ?}}
+  %f = dist.all_gather %x on @m gather_axis = 0 : tensor<4xf32> -> !dist.future<tensor<?xf32>>
+  return
+}
+
+// -----
+
+// 2^62 f32 elements are 2^64 bytes.
+dist.mesh @m shape = [2]
+func.func @tensor_bytes_overflow(%x: tensor<4611686018427387904xf32>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected a tensor of at most 2^63 - 1 bytes, but got 'tensor<4611686018427387904xf32>'}}
+  %f = dist.all_reduce %x on @m reduction = sum : tensor<4611686018427387904xf32>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [4]
+// expected-error @+1 {{'dist.parameter' op expected unsharded dim 0 (input dim 2305843009213693952 x group size 4) to fit in int64, but it overflows}}
+dist.parameter @p : tensor<2305843009213693952xf16> fully_sharded on @m
+
+// -----
+
+// The shard fits; the unsharded gradient (and its stash) would not.
+dist.mesh @m shape = [2]
+// expected-error @+1 {{'dist.parameter' op expected a tensor of at most 2^63 - 1 bytes, but got 'tensor<2305843009213693952xf32>'}}
+dist.parameter @p : tensor<1152921504606846976xf32> fully_sharded on @m
