@@ -76,6 +76,17 @@ dist.mesh @m shape = [7, 7905747460161236407]
 
 // -----
 
+// 2^32 x 2^32 wrapped to 0: the reduce_scatter's divisibility check divided
+// by zero (SIGFPE).
+// expected-error @+1 {{'dist.mesh' op expected the product of the mesh extents to fit in int64, but it overflows}}
+dist.mesh @m shape = [4294967296, 4294967296]
+func.func @scatter_over_wrapped_mesh(%x: tensor<8xf32>) {
+  %f = dist.reduce_scatter %x on @m reduction = sum scatter_axis = 0 : tensor<8xf32> -> !dist.future<tensor<8xf32>>
+  return
+}
+
+// -----
+
 // 2^61 x 4 = 2^63 wrapped to the dynamic-size marker, so tensor<?> verified.
 dist.mesh @m shape = [4]
 func.func @gather_dim_overflows(%x: tensor<2305843009213693952xf16>) {
