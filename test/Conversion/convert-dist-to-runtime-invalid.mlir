@@ -12,17 +12,6 @@ func.func @future_escapes(%x: tensor<4xf32>) -> !dist.future<tensor<4xf32>> {
 
 dist.mesh @world shape = [2]
 
-func.func @bad_element_type(%x: tensor<4xi8>) -> tensor<4xi8> {
-  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: element type 'i8' is not f32, f64, f16, bf16, i32 or i64}}
-  %f = dist.all_reduce %x on @world reduction = sum : tensor<4xi8>
-  %r = dist.wait %f : !dist.future<tensor<4xi8>>
-  return %r : tensor<4xi8>
-}
-
-// -----
-
-dist.mesh @world shape = [2]
-
 func.func @not_expanded(%x: tensor<4xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'dist.synchronize' op must be expanded before -convert-dist-to-runtime (run -dist-expand-synchronize)}}
   %r = dist.synchronize %x on @world kind = fully_sharded : tensor<4xf32> -> tensor<8xf32>
@@ -46,4 +35,15 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
   %f = dist.all_reduce %x on @world reduction = sum : tensor<?xf32>
   %r = dist.wait %f : !dist.future<tensor<?xf32>>
   return %r : tensor<?xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @p : tensor<?xf32> replicated on @world
+
+func.func @stash_dynamic(%g: tensor<?xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op cannot be lowered to the runtime: needs a static shape and an f32, f64, f16, bf16, i32 or i64 element type}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<?xf32>
+  return
 }

@@ -4,7 +4,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -47,79 +46,6 @@ mlir::dist::getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
   if (!meshOp)
     return std::nullopt;
   return meshOp.getGroupSize(axes);
-}
-
-std::optional<int64_t> mlir::dist::getTensorBytes(ShapedType type) {
-  if (!type.hasStaticShape())
-    return std::nullopt;
-  Type element = type.getElementType();
-  int64_t parts = 1;
-  if (auto complex = dyn_cast<ComplexType>(element)) {
-    element = complex.getElementType();
-    parts = 2;
-  }
-  if (!element.isIntOrFloat())
-    return std::nullopt;
-  std::optional<int64_t> bytes =
-      parts * int64_t(llvm::divideCeil(element.getIntOrFloatBitWidth(), 8));
-  for (int64_t dim : type.getShape())
-    if (bytes)
-      bytes = llvm::checkedMul(*bytes, dim);
-  return bytes;
-}
-
-/// Checks a tensor a process-group op communicates or declares.
-static LogicalResult verifyTensorType(Operation *op, RankedTensorType type) {
-  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-    return success();
-  if (!getTensorBytes(type))
-    return op->emitOpError() << "expected a tensor of at most 2^63 - 1 bytes, "
-                             << "but got " << type;
-  return success();
-}
-
-/// The tensors `op` communicates or declares.
-static SmallVector<RankedTensorType> groupTensors(Operation *op) {
-  SmallVector<RankedTensorType> types;
-  if (auto param = dyn_cast<ParameterOp>(op))
-    types.push_back(param.getLocalType());
-  for (Type type : llvm::concat<Type>(llvm::to_vector(op->getOperandTypes()),
-                                      llvm::to_vector(op->getResultTypes()))) {
-    if (auto future = dyn_cast<FutureType>(type))
-      type = future.getValueType();
-    if (auto tensor = dyn_cast<RankedTensorType>(type))
-      types.push_back(tensor);
-  }
-  return types;
-}
-
-/// Checks that `axes` is strictly increasing: a group is a set of axes and
-/// its ranks are ordered row-major, whatever order the axes are listed in.
-static LogicalResult verifyAxesOrder(Operation *op, ArrayRef<int64_t> axes,
-                                     StringRef what) {
-  for (size_t i = 1; i < axes.size(); ++i)
-    if (axes[i] <= axes[i - 1]) {
-      InFlightDiagnostic diag = op->emitOpError()
-                                << "expected strictly increasing " << what
-                                << ", but got [";
-      llvm::interleaveComma(axes, diag);
-      return diag << "]";
-    }
-  return success();
-}
-
-LogicalResult mlir::dist::detail::verifyProcessGroupOp(Operation *op) {
-  auto group = cast<ProcessGroupOpInterface>(op);
-  if (failed(verifyAxesOrder(op, group.getAxes(), "mesh axes")))
-    return failure();
-  if (auto param = dyn_cast<ParameterOp>(op))
-    if (failed(verifyAxesOrder(op, param.getReplicateAxes(),
-                               "replicate axes")))
-      return failure();
-  for (RankedTensorType type : groupTensors(op))
-    if (failed(verifyTensorType(op, type)))
-      return failure();
-  return success();
 }
 
 /// Checks that `mesh` names a mesh and that `axes` are axes of it; returns
@@ -198,7 +124,8 @@ static FailureOr<int64_t> gatheredDim(Operation *op, int64_t dim, int64_t in,
     return *out;
   return op->emitOpError() << "expected " << what << " dim " << dim
                            << " (input dim " << in << " x group size "
-                           << groupSize << ") to fit in int64, but it overflows";
+                           << groupSize
+                           << ") to fit in int64, but it overflows";
 }
 
 //===----------------------------------------------------------------------===//
@@ -295,7 +222,8 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     int64_t dim0 = getLocalType().getDimSize(0);
     if (failed(gatheredDim(*this, 0, dim0, *getGroupSize(&symbolTable),
                            "unsharded")) ||
-        failed(verifyTensorType(*this, getUnshardedType(&symbolTable))))
+        failed(detail::verifyRuntimeTensor(*this,
+                                           getUnshardedType(&symbolTable))))
       return failure();
   }
   return success();

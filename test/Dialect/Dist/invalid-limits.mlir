@@ -135,3 +135,80 @@ dist.parameter @p : tensor<2305843009213693952xf16> fully_sharded on @m
 dist.mesh @m shape = [2]
 // expected-error @+1 {{'dist.parameter' op expected a tensor of at most 2^63 - 1 bytes, but got 'tensor<2305843009213693952xf32>'}}
 dist.parameter @p : tensor<1152921504606846976xf32> fully_sharded on @m
+
+// -----
+
+// Only the runtime's dtypes: -dist-comm-report crashed (SIGSEGV) on index and
+// complex element types, which have no byte width.
+dist.mesh @m shape = [2]
+func.func @all_reduce_index(%x: tensor<4xindex>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected an element type the runtime has (f32, f64, f16, bf16, i32 or i64), but got 'index'}}
+  %f = dist.all_reduce %x on @m reduction = sum : tensor<4xindex>
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+func.func @gather_complex(%x: tensor<4xcomplex<f32>>) {
+  // expected-error @+1 {{'dist.all_gather' op expected an element type the runtime has (f32, f64, f16, bf16, i32 or i64), but got 'complex<f32>'}}
+  %f = dist.all_gather %x on @m gather_axis = 0 : tensor<4xcomplex<f32>> -> !dist.future<tensor<8xcomplex<f32>>>
+  return
+}
+
+// -----
+
+// i8 has no runtime dtype (the lowering used to be the first to refuse it).
+dist.mesh @m shape = [2]
+func.func @scatter_i8(%x: tensor<4xi8>) {
+  // expected-error @+1 {{'dist.reduce_scatter' op expected an element type the runtime has (f32, f64, f16, bf16, i32 or i64), but got 'i8'}}
+  %f = dist.reduce_scatter %x on @m reduction = sum scatter_axis = 0 : tensor<4xi8> -> !dist.future<tensor<2xi8>>
+  return
+}
+
+// -----
+
+// The runtime's i32 is signed: ui32 would reduce max/min as signed.
+dist.mesh @m shape = [2]
+// expected-error @+1 {{'dist.parameter' op expected an element type the runtime has (f32, f64, f16, bf16, i32 or i64), but got 'ui32'}}
+dist.parameter @p : tensor<4xui32> replicated on @m
+
+// -----
+
+// A sparse tensor is not a dense buffer; it was lowered as one.
+#sparse = #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>
+dist.mesh @m shape = [2]
+func.func @all_reduce_sparse(%x: tensor<4xf32, #sparse>) {
+  // expected-error @+1 {{'dist.all_reduce' op expected a tensor without an encoding, but got 'tensor<4xf32, #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>>'}}
+  %f = dist.all_reduce %x on @m reduction = sum : tensor<4xf32, #sparse>
+  return
+}
+
+// -----
+
+#sparse = #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>
+dist.mesh @m shape = [2]
+func.func @synchronize_sparse(%x: tensor<4xf32, #sparse>) {
+  // expected-error @+1 {{'dist.synchronize' op expected a tensor without an encoding, but got 'tensor<4xf32, #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>>'}}
+  %r = dist.synchronize %x on @m kind = replicated : tensor<4xf32, #sparse> -> tensor<4xf32, #sparse>
+  return
+}
+
+// -----
+
+#sparse = #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>
+dist.mesh @m shape = [2]
+// expected-error @+1 {{'dist.parameter' op expected a tensor without an encoding, but got 'tensor<4xf32, #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>>'}}
+dist.parameter @p : tensor<4xf32, #sparse> replicated on @m
+
+// -----
+
+// The stash ops hold the parameter's (dense) type, nothing else.
+#sparse = #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>
+dist.mesh @m shape = [2]
+dist.parameter @p : tensor<4xf32> replicated on @m
+func.func @stash_sparse(%g: tensor<4xf32, #sparse>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<4xf32>', but got 'tensor<4xf32, #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>>'}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<4xf32, #sparse>
+  return
+}

@@ -31,8 +31,8 @@ std::optional<int32_t> runtimeDtype(Type type) {
   if (type.isF64()) return 1;
   if (type.isF16()) return 2;
   if (type.isBF16()) return 3;
-  if (type.isInteger(32)) return 4;
-  if (type.isInteger(64)) return 5;
+  if (type.isSignlessInteger(32)) return 4;
+  if (type.isSignlessInteger(64)) return 5;
   return std::nullopt;
 }
 
