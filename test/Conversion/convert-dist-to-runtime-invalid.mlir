@@ -47,3 +47,36 @@ func.func @stash_dynamic(%g: tensor<?xf32>) {
   dist.stash_grad_for_fsdp %g for @p : tensor<?xf32>
   return
 }
+
+// -----
+
+// The lowering calls the runtime by name: a user's @distrt_wait was bound
+// instead of the runtime's, so waits returned without waiting.
+dist.mesh @world shape = [2]
+
+// expected-error @+1 {{@distrt_wait uses the dist runtime's reserved prefix 'distrt_': expected at most a declaration of type '(i64) -> i32', but got a definition}}
+func.func @distrt_wait(%h: i64) -> i32 {
+  %c = arith.constant 0 : i32
+  return %c : i32
+}
+
+func.func @user_defines_wait(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %f = dist.all_reduce %x on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{@distrt_check uses the dist runtime's reserved prefix 'distrt_': expected at most a declaration of type '(i32) -> ()', but got one of type '(i64) -> ()'}}
+func.func private @distrt_check(i64)
+
+// -----
+
+// expected-error @+1 {{@distrt_helper uses the dist runtime's reserved prefix 'distrt_': expected no such symbol (the runtime has no distrt_helper), but got 'func.func'}}
+func.func private @distrt_helper()
+
+// -----
+
+// expected-error @+1 {{@distrt_wait uses the dist runtime's reserved prefix 'distrt_': expected at most a declaration of type '(i64) -> i32', but got 'llvm.func'}}
+llvm.func @distrt_wait(i64) -> i32
