@@ -9,6 +9,7 @@
 // RUN: %mpirun -np 4 dist-run %t.hsdp.mlir --windows 2 --hsdp-partial 2> %t.hsdp.err | FileCheck %s --check-prefix=HSDP
 // RUN: FileCheck %s --check-prefix=HSDP-STATS < %t.hsdp.err
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grad-reads-param.mlir --windows 2 | FileCheck %s --check-prefix=READS-PARAM
+// RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-stash-only.mlir --windows 2 | FileCheck %s --check-prefix=STASH-ONLY
 // RUN: not dist-run %S/Inputs/dist-run-unfinished.mlir 2>&1 | FileCheck %s --check-prefix=UNFINISHED
 // RUN: not dist-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not dist-run %S/Inputs/dist-run-i32.mlir 2>&1 | FileCheck %s --check-prefix=TYPE
@@ -33,6 +34,9 @@
 
 // g = w * x must leave the runner's w alone (it was overwritten in place).
 // READS-PARAM: 20 passed, 0 failed
+
+// A no_sync step with no results runs (it crashed).
+// STASH-ONLY: 20 passed, 0 failed
 
 // UNFINISHED: dist-run-unfinished.mlir:8:8: error: -dist-lower-to-llvm did not finish: expected only llvm dialect ops, but got 'math.erf', which it cannot lower
 // UNFINISHED: dist-run: lowering to LLVM failed

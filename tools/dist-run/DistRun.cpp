@@ -156,7 +156,11 @@ std::vector<Tensor> call(ExecutionEngine &engine, const std::string &name,
   size_t resultWords = 0;
   for (const Slot &s : resultSlots) resultWords += 3 + 2 * s.shape.size();
   std::vector<int64_t> resultBlob(resultWords);
-  std::vector<void *> pointers = {resultBlob.data()};
+  // The C interface of a function without results takes no result pointer
+  // (passing one shifted every argument: a no_sync step that stashes every
+  // gradient and returns nothing crashed).
+  std::vector<void *> pointers;
+  if (!resultSlots.empty()) pointers.push_back(resultBlob.data());
   for (auto &d : descs) pointers.push_back(d.data());
   std::vector<void *> packed;
   for (void *&p : pointers) packed.push_back(&p);
