@@ -307,7 +307,20 @@ distrt_status startCollective(int kind, distrt_group groupId,
                 where() + ": unknown reduction " + std::to_string(op));
   if (sendCount < 0 || recvCount < 0)
     return fail(DISTRT_ERR_INVALID, where() + ": negative element count");
-  int64_t expectedRecv = kind == DISTRT_KIND_ALL_GATHER ? sendCount * w
+  size_t size = dtypeSize(dtype);
+  // Checked: a wrapped product could match a wrapped count and the backend
+  // would then move far more (or fewer) bytes than either buffer holds.
+  int64_t sendBytes, recvBytes, gathered = 0;
+  if (__builtin_mul_overflow(sendCount, int64_t(size), &sendBytes) ||
+      __builtin_mul_overflow(recvCount, int64_t(size), &recvBytes) ||
+      (kind == DISTRT_KIND_ALL_GATHER &&
+       __builtin_mul_overflow(sendCount, int64_t(w), &gathered))) {
+    std::ostringstream os;
+    os << where() << ": a buffer of " << std::max(sendCount, recvCount) << " "
+       << dtypeName(dtype) << " elements per rank overflows int64 bytes";
+    return fail(DISTRT_ERR_INVALID, os.str());
+  }
+  int64_t expectedRecv = kind == DISTRT_KIND_ALL_GATHER ? gathered
                          : kind == DISTRT_KIND_REDUCE_SCATTER
                              ? (sendCount % w ? -1 : sendCount / w)
                              : sendCount;
@@ -322,11 +335,10 @@ distrt_status startCollective(int kind, distrt_group groupId,
       os << " (expected send = receive x " << w << ")";
     return fail(DISTRT_ERR_INVALID, os.str());
   }
-  size_t size = dtypeSize(dtype);
   if ((sendCount > 0 && !send) || (recvCount > 0 && !recv))
     return fail(DISTRT_ERR_INVALID, where() + ": null buffer");
   if (kind != DISTRT_KIND_ALL_REDUCE && sendCount > 0 &&
-      overlaps(send, sendCount * size, recv, recvCount * size))
+      overlaps(send, sendBytes, recv, recvBytes))
     return fail(DISTRT_ERR_INVALID,
                 where() + ": send and receive buffers overlap");
 
@@ -344,9 +356,8 @@ distrt_status startCollective(int kind, distrt_group groupId,
     desc.op = DISTRT_SUM;
     divideBy = w;
   }
-  int64_t bytes = int64_t(size) * (kind == DISTRT_KIND_ALL_REDUCE
-                                       ? sendCount
-                                       : std::max(sendCount, recvCount));
+  int64_t bytes = kind == DISTRT_KIND_ALL_REDUCE ? sendBytes
+                                                 : std::max(sendBytes, recvBytes);
   Clock::time_point start = Clock::now();
   std::string error;
   if (blocking) {
@@ -538,7 +549,12 @@ distrt_status distrt_group_create(int64_t meshRank, const int64_t *meshShape,
       return fail(DISTRT_ERR_INVALID,
                   "distrt_group_create: mesh extent " + std::to_string(i) +
                       " is " + std::to_string(meshShape[i]));
-    product *= meshShape[i];
+    // Checked: 7 x 7905747460161236407 wraps to 1, a world size that fits.
+    if (__builtin_mul_overflow(product, meshShape[i], &product))
+      return fail(DISTRT_ERR_INVALID,
+                  "distrt_group_create: the product of the mesh extents "
+                  "overflows int64 (at extent " + std::to_string(i) + ", " +
+                      std::to_string(meshShape[i]) + ")");
     key << meshShape[i] << "x";
   }
   if (product != state->worldSize)
@@ -549,10 +565,18 @@ distrt_status distrt_group_create(int64_t meshRank, const int64_t *meshShape,
   std::vector<bool> inGroup(meshRank, naxes == 0);
   key << ":";
   for (int64_t i = 0; i < naxes; ++i) {
-    if (axes[i] < 0 || axes[i] >= meshRank || inGroup[axes[i]])
+    if (axes[i] < 0 || axes[i] >= meshRank)
       return fail(DISTRT_ERR_INVALID,
                   "distrt_group_create: axis " + std::to_string(axes[i]) +
-                      " is out of range or repeated");
+                      " is out of range for a mesh of rank " +
+                      std::to_string(meshRank));
+    // The cache is keyed by the set of axes and members are ordered
+    // row-major: an order given by the caller could not be honoured.
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return fail(DISTRT_ERR_INVALID,
+                  "distrt_group_create: expected strictly increasing axes, "
+                  "but axis " + std::to_string(axes[i]) + " follows axis " +
+                      std::to_string(axes[i - 1]));
     inGroup[axes[i]] = true;
   }
   for (int64_t i = 0; i < meshRank; ++i)
@@ -564,7 +588,7 @@ distrt_status distrt_group_create(int64_t meshRank, const int64_t *meshShape,
     return DISTRT_OK;
   }
   // Row-major coordinates of this rank; color = position on the other axes,
-  // key = position on the group axes (in the order the axes were given).
+  // key = position on the group axes (row-major: the axes are increasing).
   std::vector<int64_t> coords(meshRank);
   for (int64_t i = meshRank - 1, r = state->rank; i >= 0; --i) {
     coords[i] = r % meshShape[i];
@@ -740,6 +764,12 @@ static distrt_status checkStashArgs(const char *what, const char *param,
     return fail(DISTRT_ERR_INVALID,
                 std::string(what) + " of '" + param +
                     "': invalid dtype, count or null buffer");
+  int64_t bytes;
+  if (__builtin_mul_overflow(count, int64_t(dtypeSize(dtype)), &bytes))
+    return fail(DISTRT_ERR_INVALID,
+                std::string(what) + " of '" + param + "': " +
+                    std::to_string(count) + " " + dtypeName(dtype) +
+                    " elements overflow int64 bytes");
   return DISTRT_OK;
 }
 

@@ -189,6 +189,65 @@ TEST_F(SelfRuntime, GroupsOfOneRank) {
   EXPECT_EQ(distrt_group_create(2, shape, 2, repeated, &g), DISTRT_ERR_INVALID);
 }
 
+// A group is a set of axes, its members in row-major order: [1, 0] used to
+// be accepted, and the cache (keyed by the set) then returned whichever of
+// [1, 0] and [0, 1] had been created first, with that one's member order.
+TEST_F(SelfRuntime, GroupAxesMustBeStrictlyIncreasing) {
+  int64_t shape[2] = {1, 1}, decreasing[2] = {1, 0}, repeated[2] = {1, 1};
+  distrt_group g = -1;
+  EXPECT_EQ(distrt_group_create(2, shape, 2, decreasing, &g),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(g, -1);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt: rank 0: distrt_group_create: expected strictly "
+                      "increasing axes, but axis 0 follows axis 1"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_group_create(2, shape, 2, repeated, &g),
+            DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("expected strictly increasing axes, but axis 1 follows "
+                      "axis 1"),
+            std::string::npos)
+      << distrt_last_error();
+}
+
+// Sizes are int64 and were multiplied unchecked: a mesh of 7 x
+// 7905747460161236407 ranks wrapped to 1 and was accepted as this world, and
+// 2^62 f32 elements wrapped to 0 bytes, so the call "succeeded" moving none.
+TEST_F(SelfRuntime, SizesPastInt64AreRejected) {
+  int64_t shape[2] = {7, 7905747460161236407};
+  distrt_group g = -1;
+  EXPECT_EQ(distrt_group_create(2, shape, 0, nullptr, &g), DISTRT_ERR_INVALID);
+  EXPECT_EQ(g, -1);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt: rank 0: distrt_group_create: the product of the "
+                      "mesh extents overflows int64 (at extent 1, "
+                      "7905747460161236407)"),
+            std::string::npos)
+      << distrt_last_error();
+  const int64_t huge = int64_t(1) << 62;
+  float a[4] = {}, b[4] = {};
+  EXPECT_EQ(distrt_all_reduce(0, a, b, huge, DISTRT_F32, DISTRT_SUM),
+            DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt: rank 0: all_reduce on group 0 (size 1): a buffer "
+                      "of 4611686018427387904 f32 elements per rank overflows "
+                      "int64 bytes"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_all_gather(0, a, huge, b, huge, DISTRT_F32),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(distrt_stash_add("w", a, huge, DISTRT_F32), DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt_stash_add of 'w': 4611686018427387904 f32 "
+                      "elements overflow int64 bytes"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_stash_bytes(), 0);
+  EXPECT_EQ(distrt_stash_take("w", b, huge, DISTRT_F32), DISTRT_ERR_INVALID);
+}
+
 TEST_F(SelfRuntime, FinalizeReportsUnwaitedCollectives) {
   float a[2] = {}, b[2];
   distrt_handle h;

@@ -12,17 +12,6 @@ func.func @future_escapes(%x: tensor<4xf32>) -> !dist.future<tensor<4xf32>> {
 
 dist.mesh @world shape = [2]
 
-func.func @bad_element_type(%x: tensor<4xi8>) -> tensor<4xi8> {
-  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: element type 'i8' is not f32, f64, f16, bf16, i32 or i64}}
-  %f = dist.all_reduce %x on @world reduction = sum : tensor<4xi8>
-  %r = dist.wait %f : !dist.future<tensor<4xi8>>
-  return %r : tensor<4xi8>
-}
-
-// -----
-
-dist.mesh @world shape = [2]
-
 func.func @not_expanded(%x: tensor<4xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'dist.synchronize' op must be expanded before -convert-dist-to-runtime (run -dist-expand-synchronize)}}
   %r = dist.synchronize %x on @world kind = fully_sharded : tensor<4xf32> -> tensor<8xf32>
@@ -47,3 +36,47 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
   %r = dist.wait %f : !dist.future<tensor<?xf32>>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @p : tensor<?xf32> replicated on @world
+
+func.func @stash_dynamic(%g: tensor<?xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op cannot be lowered to the runtime: needs a static shape and an f32, f64, f16, bf16, i32 or i64 element type}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<?xf32>
+  return
+}
+
+// -----
+
+// The lowering calls the runtime by name: a user's @distrt_wait was bound
+// instead of the runtime's, so waits returned without waiting.
+dist.mesh @world shape = [2]
+
+// expected-error @+1 {{@distrt_wait uses the dist runtime's reserved prefix 'distrt_': expected at most a declaration of type '(i64) -> i32', but got a definition}}
+func.func @distrt_wait(%h: i64) -> i32 {
+  %c = arith.constant 0 : i32
+  return %c : i32
+}
+
+func.func @user_defines_wait(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %f = dist.all_reduce %x on @world reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{@distrt_check uses the dist runtime's reserved prefix 'distrt_': expected at most a declaration of type '(i32) -> ()', but got one of type '(i64) -> ()'}}
+func.func private @distrt_check(i64)
+
+// -----
+
+// expected-error @+1 {{@distrt_helper uses the dist runtime's reserved prefix 'distrt_': expected no such symbol (the runtime has no distrt_helper), but got 'func.func'}}
+func.func private @distrt_helper()
+
+// -----
+
+// expected-error @+1 {{@distrt_wait uses the dist runtime's reserved prefix 'distrt_': expected at most a declaration of type '(i64) -> i32', but got 'llvm.func'}}
+llvm.func @distrt_wait(i64) -> i32

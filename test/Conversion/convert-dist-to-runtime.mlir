@@ -4,6 +4,9 @@
 // RUN: dist-opt %s -convert-dist-to-runtime -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" | FileCheck %s --check-prefix=BUF --implicit-check-not=memref.copy
 // The whole lowering reaches the LLVM dialect.
 // RUN: dist-opt %s --dist-lower-to-llvm | FileCheck %s --check-prefix=LLVM
+// The runtime declarations it creates have the runtime's signatures, which
+// are the only distrt_ symbols it accepts in its input: lowering twice works.
+// RUN: dist-opt %s -convert-dist-to-runtime | dist-opt -convert-dist-to-runtime | FileCheck %s
 
 // Strings and mesh shapes become constant globals; the mesh and parameter
 // declarations are gone.

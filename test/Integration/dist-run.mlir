@@ -9,6 +9,8 @@
 // RUN: %mpirun -np 4 dist-run %t.hsdp.mlir --windows 2 --hsdp-partial 2> %t.hsdp.err | FileCheck %s --check-prefix=HSDP
 // RUN: FileCheck %s --check-prefix=HSDP-STATS < %t.hsdp.err
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grads-only.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=GRADS-ONLY
+// RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grad-reads-param.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=READS-PARAM
+// RUN: not dist-run %S/Inputs/dist-run-unfinished.mlir 2>&1 | FileCheck %s --check-prefix=UNFINISHED
 // RUN: not dist-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not dist-run %S/Inputs/dist-run-i32.mlir 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not dist-run %s --entry=nothing 2>&1 | FileCheck %s --check-prefix=ENTRY
@@ -30,9 +32,15 @@
 // HSDP-STATS: all_reduce 41 calls {{.*}} held 0 bytes peak 688 bytes
 // HSDP: 40 passed, 0 failed
 
-// A step whose no_sync variant has no result at all.
+// A step whose no_sync variant has no result at all (it crashed).
 // GRADS-ONLY: window 1: gradient checksum
 // GRADS-ONLY: 20 passed, 0 failed
+
+// g = w * x must leave the runner's w alone (it was overwritten in place).
+// READS-PARAM: 20 passed, 0 failed
+
+// UNFINISHED: dist-run-unfinished.mlir:8:8: error: -dist-lower-to-llvm did not finish: expected only llvm dialect ops, but got 'math.erf', which it cannot lower
+// UNFINISHED: dist-run: lowering to LLVM failed
 
 // MISSING: dist-run: cannot open {{.*}}does-not-exist.mlir
 // TYPE: error: dist-run supports statically shaped f32 tensors only, but argument #1 is 'tensor<4xi32>'

@@ -21,6 +21,13 @@
 // RUN: dist-opt %s -dist-comm-report=output=%t.txt | FileCheck %s --check-prefix=IR
 // RUN: not dist-opt %s -dist-comm-report=format=xml -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADFMT
 // BADFMT: error: dist-comm-report: unknown format 'xml' (expected text or json)
+// Byte counts are checked, not wrapped: 2^62 bytes per call is printed as is,
+// a window total past int64 is an error.
+// RUN: dist-opt %S/Inputs/comm-report-huge.mlir -dist-comm-report=micro-batches=1 -o /dev/null | FileCheck %s --check-prefix=HUGE
+// HUGE: huge all_reduce 2 tensor<1073741824x1073741824xf32> 4611686018427387904
+// HUGE: always-sync 4611686018427387904 bytes
+// RUN: not dist-opt %S/Inputs/comm-report-huge.mlir -dist-comm-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=HUGE-K4
+// HUGE-K4: error: dist-comm-report: the bytes of a window of 4 micro-batches overflow int64
 
 // Hand-computed, W = 4, K = 4, f32 = 4 bytes, f16 = 2 bytes:
 //   fwd all_gather 16x12xf32 = 768 B per call, ring 768*3/4 = 576 per rank

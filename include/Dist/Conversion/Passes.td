@@ -23,6 +23,9 @@ def ConvertDistToRuntimePass
 
     A future must be waited on exactly once, in the block that created it;
     `dist.synchronize` must have been expanded (`-dist-expand-synchronize`).
+    The prefix `distrt_` is the runtime's: a module symbol that uses it must
+    be a declaration of a runtime function with the runtime's signature
+    (which the lowering then calls), or the pass fails at that symbol.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -18,6 +18,11 @@ def Dist_ProcessGroupOpInterface : OpInterface<"ProcessGroupOpInterface"> {
     InterfaceMethod<"the mesh axes the group spans (empty: all axes)",
       "::llvm::ArrayRef<int64_t>", "getAxes">,
   ];
+  // Checks what needs no symbol lookup: the axes are strictly increasing
+  // (axis order carries no meaning; the runtime caches groups by axis set).
+  let verify = [{
+    return ::mlir::dist::detail::verifyProcessGroupOp($_op);
+  }];
   let extraSharedClassDeclaration = [{
     /// The number of ranks in the group, or std::nullopt when the mesh is
     /// missing or the axes are invalid.

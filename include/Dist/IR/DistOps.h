@@ -43,6 +43,22 @@ std::optional<int64_t> getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
                                     ArrayRef<int64_t> axes,
                                     SymbolTableCollection *symbolTable = nullptr);
 
+/// Whether the runtime has a dtype for `type` (f32, f64, f16, bf16, and
+/// signless i32 and i64): the element types collectives and parameters take.
+bool isRuntimeElementType(Type type);
+
+/// The bytes a statically shaped tensor of integers, floats (or complex
+/// numbers of them) occupies; std::nullopt when the shape is dynamic, the
+/// element type is something else, or the size overflows int64.
+std::optional<int64_t> getTensorBytes(ShapedType type);
+
+namespace detail {
+/// The verifier of ProcessGroupOpInterface.
+LogicalResult verifyProcessGroupOp(Operation *op);
+/// Checks that `op`'s tensor `type` is one the runtime can move.
+LogicalResult verifyRuntimeTensor(Operation *op, RankedTensorType type);
+} // namespace detail
+
 } // namespace mlir::dist
 
 #include "Dist/IR/DistInterfaces.h.inc"

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -47,8 +48,8 @@ mlir::dist::getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
   return meshOp.getGroupSize(axes);
 }
 
-/// Checks that `mesh` names a mesh and that `axes` are distinct axes of it;
-/// returns the group size.
+/// Checks that `mesh` names a mesh and that `axes` are axes of it; returns
+/// the group size. (verifyProcessGroupOp has checked they are increasing.)
 static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr mesh,
                                       ArrayRef<int64_t> axes,
                                       SymbolTableCollection &symbolTable,
@@ -58,16 +59,16 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr mesh,
     return op->emitOpError() << "expected " << mesh
                              << " to name a dist.mesh, but it does not";
   int64_t rank = meshOp.getShape().size();
-  llvm::SmallSet<int64_t, 4> seen;
-  for (int64_t axis : axes) {
+  for (int64_t axis : axes)
     if (axis < 0 || axis >= rank)
       return op->emitOpError() << "expected " << what << " in [0, " << rank
                                << ") for " << mesh << ", but got " << axis;
-    if (!seen.insert(axis).second)
-      return op->emitOpError() << "expected distinct " << what
-                               << ", but axis " << axis << " appears twice";
-  }
-  return *meshOp.getGroupSize(axes);
+  // Fails only on a mesh that failed its own verifier.
+  std::optional<int64_t> size = meshOp.getGroupSize(axes);
+  if (!size)
+    return op->emitOpError() << "expected " << mesh << " to have a group size "
+                             << "that fits in int64, but it overflows";
+  return *size;
 }
 
 static FailureOr<int64_t> verifyGroup(ProcessGroupOpInterface op,
@@ -111,6 +112,22 @@ static std::string dimStr(int64_t size) {
   return ShapedType::isDynamic(size) ? "?" : std::to_string(size);
 }
 
+/// Dim `dim` of a gather's result: `in` x `groupSize`, dynamic when `in` is.
+/// A product past int64 is an error: it used to wrap, and 2^62 x 2 wrapped
+/// to the dynamic-size marker, so `tensor<2^62>` -> `tensor<?>` verified.
+static FailureOr<int64_t> gatheredDim(Operation *op, int64_t dim, int64_t in,
+                                      int64_t groupSize,
+                                      StringRef what = "result") {
+  if (ShapedType::isDynamic(in))
+    return in;
+  if (std::optional<int64_t> out = llvm::checkedMul(in, groupSize))
+    return *out;
+  return op->emitOpError() << "expected " << what << " dim " << dim
+                           << " (input dim " << in << " x group size "
+                           << groupSize
+                           << ") to fit in int64, but it overflows";
+}
+
 //===----------------------------------------------------------------------===//
 // MeshOp
 //===----------------------------------------------------------------------===//
@@ -122,24 +139,30 @@ LogicalResult MeshOp::verify() {
     if (extent < 1)
       return emitOpError() << "expected every mesh extent to be at least 1, "
                            << "but extent " << i << " is " << extent;
+  // A wrapped product would be a world size the runtime accepts (e.g. 7 x
+  // 7905747460161236407 wraps to 1) while group sizes divide by the extents.
+  if (!getGroupSize({}))
+    return emitOpError("expected the product of the mesh extents to fit in "
+                       "int64, but it overflows");
   return success();
 }
 
 std::optional<int64_t> MeshOp::getGroupSize(ArrayRef<int64_t> axes) {
   ArrayRef<int64_t> shape = getShape();
+  std::optional<int64_t> size = 1;
   if (axes.empty()) {
-    int64_t size = 1;
     for (int64_t extent : shape)
-      size *= extent;
+      if (size)
+        size = llvm::checkedMul(*size, extent);
     return size;
   }
   llvm::SmallSet<int64_t, 4> seen;
-  int64_t size = 1;
   for (int64_t axis : axes) {
     if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) ||
         !seen.insert(axis).second)
       return std::nullopt;
-    size *= shape[axis];
+    if (size)
+      size = llvm::checkedMul(*size, shape[axis]);
   }
   return size;
 }
@@ -155,15 +178,30 @@ ParameterOp::getUnshardedType(SymbolTableCollection *symbolTable) {
     return local;
   std::optional<int64_t> size = getGroupSize(symbolTable);
   SmallVector<int64_t> shape(local.getShape());
-  if (!size || ShapedType::isDynamic(shape[0]))
-    shape[0] = ShapedType::kDynamic;
-  else
-    shape[0] *= *size;
+  std::optional<int64_t> dim0;
+  if (size && !ShapedType::isDynamic(shape[0]))
+    dim0 = llvm::checkedMul(shape[0], *size);
+  // Dynamic when unknown, or past int64 (which the verifier rejects).
+  shape[0] = dim0.value_or(ShapedType::kDynamic);
   return local.clone(shape);
+}
+
+/// The runtime keys the stash by the parameter's name as a C string: a name
+/// with an embedded NUL would share the stash of its prefix, an empty one has
+/// none.
+static LogicalResult verifyParameterName(Operation *op, StringAttr name) {
+  if (name.getValue().empty())
+    return op->emitOpError("expected a non-empty parameter name");
+  if (name.getValue().contains('\0'))
+    return op->emitOpError() << "expected a parameter name without NUL "
+                             << "characters, but got " << name;
+  return success();
 }
 
 LogicalResult
 ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (failed(verifyParameterName(*this, getSymNameAttr())))
+    return failure();
   if (failed(verifyGroup(*this, symbolTable)))
     return failure();
   if (failed(verifyGroup(*this, getMeshAttr(), getReplicateAxes(), symbolTable,
@@ -179,6 +217,15 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (isSharded() && getLocalType().getRank() == 0)
     return emitOpError("expected a fully_sharded parameter to have rank >= 1, "
                        "but it is a scalar");
+  if (isSharded()) {
+    // The unsharded gradient (and stash) must be representable too.
+    int64_t dim0 = getLocalType().getDimSize(0);
+    if (failed(gatheredDim(*this, 0, dim0, *getGroupSize(&symbolTable),
+                           "unsharded")) ||
+        failed(detail::verifyRuntimeTensor(*this,
+                                           getUnshardedType(&symbolTable))))
+      return failure();
+  }
   return success();
 }
 
@@ -202,10 +249,12 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   int64_t dim = getGatherAxis();
   int64_t in = getInput().getType().getDimSize(dim);
   int64_t out = payloadTensor(getResult()).getDimSize(dim);
-  int64_t expected = ShapedType::isDynamic(in) ? in : in * *size;
-  if (expected != out)
+  FailureOr<int64_t> expected = gatheredDim(*this, dim, in, *size);
+  if (failed(expected))
+    return failure();
+  if (*expected != out)
     return emitOpError() << "expected result dim " << dim << " to be "
-                         << dimStr(expected) << " (input dim " << dimStr(in)
+                         << dimStr(*expected) << " (input dim " << dimStr(in)
                          << " x group size " << *size << "), but got "
                          << dimStr(out);
   return success();
@@ -303,10 +352,12 @@ SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return size;
   int64_t in = getInput().getType().getDimSize(0);
   int64_t out = getResult().getType().getDimSize(0);
-  int64_t expected = ShapedType::isDynamic(in) ? in : in * *size;
-  if (expected != out)
+  FailureOr<int64_t> expected = gatheredDim(*this, 0, in, *size);
+  if (failed(expected))
+    return failure();
+  if (*expected != out)
     return emitOpError() << "expected a fully_sharded result dim 0 of "
-                         << dimStr(expected) << " (input dim " << dimStr(in)
+                         << dimStr(*expected) << " (input dim " << dimStr(in)
                          << " x group size " << *size << "), but got "
                          << dimStr(out);
   return success();
@@ -329,6 +380,9 @@ OpFoldResult SynchronizeOp::fold(FoldAdaptor) {
 static LogicalResult verifyStashType(Operation *op, FlatSymbolRefAttr paramRef,
                                      Type type,
                                      SymbolTableCollection &symbolTable) {
+  if (paramRef.getValue().contains('\0'))
+    return op->emitOpError() << "expected a parameter name without NUL "
+                             << "characters, but got " << paramRef;
   ParameterOp param = lookupParameter(op, paramRef, &symbolTable);
   if (!param)
     return op->emitOpError() << "expected " << paramRef

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -38,17 +39,15 @@ struct Row {
 struct Totals {
   int64_t bytes = 0;
   double wire = 0;
+  bool overflow = false; // a total past int64 (it used to wrap silently)
   void add(int64_t b, double w, int64_t times) {
-    bytes += b * times;
+    std::optional<int64_t> sum = llvm::checkedMulAdd(b, times, bytes);
+    overflow |= !sum;
+    bytes = sum.value_or(bytes);
     wire += w * times;
   }
 };
 } // namespace
-
-static int64_t tensorBytes(RankedTensorType type) {
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
 
 static std::string str(Type type) {
   std::string s;
@@ -87,6 +86,14 @@ struct DistCommReportPass
     SmallVector<Row> rows;
     if (failed(collect(rows)))
       return signalPassFailure();
+    for (const Totals &t : window(rows))
+      if (t.overflow) {
+        getOperation().emitError()
+            << "dist-comm-report: the bytes of a window of "
+            << int64_t(microBatches)
+            << " micro-batches overflow int64";
+        return signalPassFailure();
+      }
 
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file =
@@ -138,8 +145,13 @@ struct DistCommReportPass
     if (!size || !full.hasStaticShape())
       return op->emitError("dist-comm-report: needs a static shape and a "
                            "valid group to count bytes");
+    std::optional<int64_t> fullBytes = getTensorBytes(full);
+    if (!fullBytes)
+      return op->emitError() << "dist-comm-report: cannot count the bytes of "
+                             << full << " (element type without a byte size, "
+                             << "or more than 2^63 - 1 bytes)";
     int64_t w = *size;
-    int64_t bytes = tensorBytes(full);
+    int64_t bytes = *fullBytes;
     double factor = allReduce ? 2.0 * (w - 1) / w : double(w - 1) / w;
     rows.push_back({func.getName().str(), kind.str(), str(op->getLoc()),
                     str(full), w, bytes, bytes * factor, param.str()});

@@ -104,7 +104,9 @@ DISTRT_EXPORT void distrt_set_watchdog_timeout_ms(int64_t timeout_ms);
 
 /* The group of ranks that differ from this one only along `axes` of a
  * row-major mesh of `mesh_shape` (whose product must be the world size).
- * naxes == 0 means all axes. Collective over the world: every rank must call
+ * naxes == 0 means all axes; `axes` must be strictly increasing (a group is
+ * a set of axes; its ranks are in row-major order), and the product of the
+ * extents must fit in int64. Collective over the world: every rank must call
  * it with the same arguments. Groups are cached: equal arguments give the
  * same id. */
 DISTRT_EXPORT distrt_status distrt_group_create(int64_t mesh_rank,

@@ -52,7 +52,7 @@ func.func @negative_axis(%x: tensor<4xf32>) {
 
 dist.mesh @m shape = [2, 4]
 func.func @repeated_axis(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dist.all_reduce' op expected distinct mesh axes, but axis 1 appears twice}}
+  // expected-error @+1 {{'dist.all_reduce' op expected strictly increasing mesh axes, but got [1, 1]}}
   %f = dist.all_reduce %x on @m axes = [1, 1] reduction = sum : tensor<4xf32>
   return
 }

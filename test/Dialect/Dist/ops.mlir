@@ -66,8 +66,8 @@ func.func @mesh_axes(%g: tensor<16x64xf32>) -> tensor<4x64xf32> {
   // CHECK: dist.all_reduce %{{.*}} on @hsdp axes = [0] reduction = sum : tensor<4x64xf32>
   %a = dist.all_reduce %s on @hsdp axes = [0] reduction = sum : tensor<4x64xf32>
   %r = dist.wait %a : !dist.future<tensor<4x64xf32>>
-  // CHECK: dist.all_gather %{{.*}} on @hsdp axes = [1, 0] gather_axis = 0 : tensor<4x64xf32> -> !dist.future<tensor<32x64xf32>>
-  %g8 = dist.all_gather %r on @hsdp axes = [1, 0] gather_axis = 0
+  // CHECK: dist.all_gather %{{.*}} on @hsdp axes = [0, 1] gather_axis = 0 : tensor<4x64xf32> -> !dist.future<tensor<32x64xf32>>
+  %g8 = dist.all_gather %r on @hsdp axes = [0, 1] gather_axis = 0
       : tensor<4x64xf32> -> !dist.future<tensor<32x64xf32>>
   %w8 = dist.wait %g8 : !dist.future<tensor<32x64xf32>>
   return %r : tensor<4x64xf32>

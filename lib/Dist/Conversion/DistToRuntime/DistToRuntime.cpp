@@ -31,8 +31,8 @@ std::optional<int32_t> runtimeDtype(Type type) {
   if (type.isF64()) return 1;
   if (type.isF16()) return 2;
   if (type.isBF16()) return 3;
-  if (type.isInteger(32)) return 4;
-  if (type.isInteger(64)) return 5;
+  if (type.isSignlessInteger(32)) return 4;
+  if (type.isSignlessInteger(64)) return 5;
   return std::nullopt;
 }
 
@@ -45,6 +45,87 @@ std::optional<int32_t> stashDtype(Operation *op, RankedTensorType type) {
     return std::nullopt;
   }
   return dtype;
+}
+
+/// The runtime's C API (dist_runtime.h) with the types the lowering gives
+/// it, one letter a type: `i` i32 (status, dtype, reduction), `l` i64 (count,
+/// group, handle), `p` !llvm.ptr; the result after the colon.
+constexpr std::pair<StringLiteral, StringLiteral> kRuntimeApi[] = {
+    {"distrt_init", "l:i"},
+    {"distrt_finalize", ":i"},
+    {"distrt_is_initialized", ":i"},
+    {"distrt_rank", ":l"},
+    {"distrt_world_size", ":l"},
+    {"distrt_backend_name", ":p"},
+    {"distrt_last_error", ":p"},
+    {"distrt_check", "i:"},
+    {"distrt_set_watchdog_timeout_ms", "l:"},
+    {"distrt_group_create", "lplpp:i"},
+    {"distrt_group_size", "lp:i"},
+    {"distrt_group_rank", "lp:i"},
+    {"distrt_all_gather_async", "lplplip:i"},
+    {"distrt_reduce_scatter_async", "lplpliip:i"},
+    {"distrt_all_reduce_async", "lppliip:i"},
+    {"distrt_wait", "l:i"},
+    {"distrt_test", "lp:i"},
+    {"distrt_all_gather", "lplpli:i"},
+    {"distrt_reduce_scatter", "lplplii:i"},
+    {"distrt_all_reduce", "lpplii:i"},
+    {"distrt_stash_add", "ppli:i"},
+    {"distrt_stash_read", "pplip:i"},
+    {"distrt_stash_take", "ppli:i"},
+    {"distrt_stash_bytes", ":l"},
+    {"distrt_get_stats", "p:i"},
+    {"distrt_reset_stats", ":"},
+    {"distrt_print_stats", ":"},
+};
+
+/// The signature of runtime function `name`; null when there is none.
+FunctionType runtimeSignature(MLIRContext *ctx, StringRef name) {
+  const auto *entry = llvm::find_if(
+      kRuntimeApi, [&](const auto &api) { return api.first == name; });
+  if (entry == std::end(kRuntimeApi))
+    return {};
+  auto typeOf = [&](char c) -> Type {
+    if (c == 'p')
+      return LLVM::LLVMPointerType::get(ctx);
+    return IntegerType::get(ctx, c == 'i' ? 32 : 64);
+  };
+  auto [args, results] = entry->second.split(':');
+  return FunctionType::get(ctx, llvm::map_to_vector(args, typeOf),
+                           llvm::map_to_vector(results, typeOf));
+}
+
+/// The lowering calls the runtime by symbol name and binds whatever the
+/// module already holds under that name: a user's @distrt_wait was called
+/// instead of the runtime's. Only a declaration of a runtime function, with
+/// the runtime's signature, may use the prefix.
+LogicalResult checkRuntimeSymbols(ModuleOp module) {
+  for (Operation &op : *module.getBody()) {
+    auto name =
+        op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    if (!name || !name.getValue().starts_with("distrt_"))
+      continue;
+    FunctionType expected = runtimeSignature(module.getContext(), name);
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (expected && func && func.isExternal() &&
+        func.getFunctionType() == expected)
+      continue;
+    InFlightDiagnostic diag = op.emitError()
+                              << "@" << name.getValue()
+                              << " uses the dist runtime's reserved prefix "
+                              << "'distrt_': expected ";
+    if (!expected)
+      return diag << "no such symbol (the runtime has no "
+                  << name.getValue() << "), but got '" << op.getName() << "'";
+    diag << "at most a declaration of type " << expected << ", but got ";
+    if (func && func.isExternal())
+      return diag << "one of type " << func.getFunctionType();
+    if (func)
+      return diag << "a definition";
+    return diag << "'" << op.getName() << "'";
+  }
+  return success();
 }
 
 class Lowering {
@@ -398,6 +479,8 @@ struct ConvertDistToRuntimePass
         func.removeResultAttr(i, StringAttr::get(func.getContext(),
                                                  DistDialect::getGradAttrName()));
     });
+    if (failed(checkRuntimeSymbols(module)))
+      return signalPassFailure();
     Lowering lowering(module);
     if (failed(lowering.run()))
       return signalPassFailure();

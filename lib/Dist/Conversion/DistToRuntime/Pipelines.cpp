@@ -4,9 +4,12 @@
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -14,14 +17,55 @@
 using namespace mlir;
 
 namespace {
-/// Public functions get `_mlir_ciface_` wrappers that drivers can call.
-struct EmitCInterfacePass
-    : public PassWrapper<EmitCInterfacePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitCInterfacePass)
+/// Public functions are entry points: they get `_mlir_ciface_` wrappers that
+/// drivers can call, and their tensor arguments are the caller's buffers,
+/// which One-Shot Bufferize must not write into (by default it treats
+/// function arguments as writable, so `g = w * x` wrote g into w's buffer).
+struct PrepareEntryPointsPass
+    : public PassWrapper<PrepareEntryPointsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPointsPass)
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal())
-        func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+    auto readOnly = BoolAttr::get(&getContext(), false);
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func.isPublic() || func.isExternal())
+        continue;
+      func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (isa<TensorType>(func.getArgumentTypes()[i]))
+          func.setArgAttr(
+              i, bufferization::BufferizationDialect::kWritableAttrName,
+              readOnly);
+    }
+  }
+};
+
+/// The pipeline's last word: everything left must be in the llvm dialect.
+/// Conversion passes leave what they cannot convert (an op of a dialect
+/// without an LLVM lowering, `unrealized_conversion_cast`s around it) and
+/// still succeed, so without this an unfinished lowering exited 0.
+struct CheckLoweredToLLVMPass
+    : public PassWrapper<CheckLoweredToLLVMPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckLoweredToLLVMPass)
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The casts left around an unconverted op are a symptom: name the op.
+    Operation *leftover = nullptr, *cast = nullptr;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op == module || isa<LLVM::LLVMDialect>(op->getDialect()))
+        return WalkResult::advance();
+      if (isa<UnrealizedConversionCastOp>(op)) {
+        cast = cast ? cast : op;
+        return WalkResult::advance();
+      }
+      leftover = op;
+      return WalkResult::interrupt();
+    });
+    if (Operation *op = leftover ? leftover : cast) {
+      op->emitError() << "-dist-lower-to-llvm did not finish: expected only "
+                      << "llvm dialect ops, but got '" << op->getName()
+                      << "', which it cannot lower";
+      signalPassFailure();
+    }
   }
 };
 } // namespace
@@ -30,7 +74,7 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createDistExpandSynchronizePass());
   pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createConvertDistToRuntimePass());
-  pm.addPass(std::make_unique<EmitCInterfacePass>());
+  pm.addPass(std::make_unique<PrepareEntryPointsPass>());
   // Tensor arith (the pre-averaging, the stash add) becomes linalg, which
   // One-Shot Bufferize handles.
   pm.addPass(createConvertElementwiseToLinalgPass());
@@ -45,10 +89,16 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // Copies of returned arguments and constants (bufferization.clone).
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
+  // Views (memref.subview of a returned slice) as plain pointer arithmetic.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(std::make_unique<CheckLoweredToLLVMPass>());
 }
 
 void mlir::dist::registerDistLoweringPipelines() {

@@ -1,0 +1,102 @@
+//===- DistLimits.cpp - what the runtime can represent --------------------===//
+//
+// The checks every process-group op shares (ProcessGroupOpInterface's
+// verifier): axes listed as a set, tensors the runtime can move (dense, one
+// of its dtypes, a byte size that fits in int64).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Dist/IR/DistOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+std::optional<int64_t> mlir::dist::getTensorBytes(ShapedType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  Type element = type.getElementType();
+  int64_t parts = 1;
+  if (auto complex = dyn_cast<ComplexType>(element)) {
+    element = complex.getElementType();
+    parts = 2;
+  }
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  std::optional<int64_t> bytes =
+      parts * int64_t(llvm::divideCeil(element.getIntOrFloatBitWidth(), 8));
+  for (int64_t dim : type.getShape())
+    if (bytes)
+      bytes = llvm::checkedMul(*bytes, dim);
+  return bytes;
+}
+
+bool mlir::dist::isRuntimeElementType(Type type) {
+  // runtime/include/dist_runtime/dist_runtime.h, distrt_dtype.
+  return type.isF32() || type.isF64() || type.isF16() || type.isBF16() ||
+         type.isSignlessInteger(32) || type.isSignlessInteger(64);
+}
+
+/// What the runtime can move: a dense buffer of one of its dtypes, of a
+/// size that fits in int64.
+LogicalResult mlir::dist::detail::verifyRuntimeTensor(Operation *op,
+                                                      RankedTensorType type) {
+  // A sparse (or otherwise encoded) tensor is not a dense buffer.
+  if (type.getEncoding())
+    return op->emitOpError() << "expected a tensor without an encoding, but "
+                             << "got " << type;
+  if (!isRuntimeElementType(type.getElementType()))
+    return op->emitOpError() << "expected an element type the runtime has "
+                             << "(f32, f64, f16, bf16, i32 or i64), but got "
+                             << type.getElementType();
+  if (type.hasStaticShape() && !getTensorBytes(type))
+    return op->emitOpError() << "expected a tensor of at most 2^63 - 1 bytes, "
+                             << "but got " << type;
+  return success();
+}
+
+/// The tensors `op` communicates or declares.
+static SmallVector<RankedTensorType> groupTensors(Operation *op) {
+  SmallVector<RankedTensorType> types;
+  if (auto param = dyn_cast<ParameterOp>(op))
+    types.push_back(param.getLocalType());
+  auto add = [&](Type type) {
+    if (auto future = dyn_cast<FutureType>(type))
+      type = future.getValueType();
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      types.push_back(tensor);
+  };
+  llvm::for_each(op->getOperandTypes(), add);
+  llvm::for_each(op->getResultTypes(), add);
+  return types;
+}
+
+/// Checks that `axes` is strictly increasing: a group is a set of axes and
+/// its ranks are ordered row-major, whatever order the axes are listed in.
+static LogicalResult verifyAxesOrder(Operation *op, ArrayRef<int64_t> axes,
+                                     StringRef what) {
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] <= axes[i - 1]) {
+      InFlightDiagnostic diag = op->emitOpError()
+                                << "expected strictly increasing " << what
+                                << ", but got [";
+      llvm::interleaveComma(axes, diag);
+      return diag << "]";
+    }
+  return success();
+}
+
+LogicalResult mlir::dist::detail::verifyProcessGroupOp(Operation *op) {
+  auto group = cast<ProcessGroupOpInterface>(op);
+  if (failed(verifyAxesOrder(op, group.getAxes(), "mesh axes")))
+    return failure();
+  if (auto param = dyn_cast<ParameterOp>(op))
+    if (failed(verifyAxesOrder(op, param.getReplicateAxes(), "replicate axes")))
+      return failure();
+  for (RankedTensorType type : groupTensors(op))
+    if (failed(verifyRuntimeTensor(op, type)))
+      return failure();
+  return success();
+}
