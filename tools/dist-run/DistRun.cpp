@@ -203,6 +203,8 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions engineOptions;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  llvm::StringRef runnerUtils[] = {DIST_MLIR_C_RUNNER_UTILS};
+  engineOptions.sharedLibPaths = runnerUtils;
   auto engineOrError = ExecutionEngine::create(*module, engineOptions);
   if (!engineOrError) return fail("JIT: " + llvm::toString(engineOrError.takeError()));
   std::unique_ptr<ExecutionEngine> engine = std::move(*engineOrError);
