@@ -26,3 +26,11 @@ func.func @clipped(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   // expected-note @+1 {{returned here as result #0}}
   return %c : tensor<4xf32>
 }
+
+// -----
+
+// RUN: not dist-opt %s -split-input-file -dist-sync-step=functions=missing 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: error: dist-sync-step: no function named @missing
+func.func @present() {
+  return
+}

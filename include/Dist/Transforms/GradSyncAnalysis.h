@@ -89,6 +89,13 @@ LogicalResult refuseForeignStashOps(func::FuncOp func,
                                     GradSyncAnalysis &analysis,
                                     StringRef passName);
 
+/// The func.funcs of `module` a pass with a `functions` option works on: the
+/// named ones, or all when none is named. Fails, with an error, when a name
+/// is not a function of the module.
+FailureOr<SmallVector<func::FuncOp>>
+selectFunctions(ModuleOp module, ArrayRef<std::string> names,
+                StringRef passName);
+
 /// Emits an error at every func.call of `func` in `module` and returns
 /// failure if there is one: `passName` would change `func` in a way its
 /// callers do not follow (`why`).

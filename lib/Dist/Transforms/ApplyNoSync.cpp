@@ -14,7 +14,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_APPLYNOSYNCPASS
@@ -157,19 +156,11 @@ struct ApplyNoSyncPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
-    llvm::DenseSet<StringRef> selected(functions.begin(), functions.end());
-    for (StringRef name : selected)
-      if (!symbolTable.lookupSymbolIn(module,
-                                      StringAttr::get(&getContext(), name))) {
-        module.emitError() << "apply-no-sync: no function named @" << name;
-        return signalPassFailure();
-      }
-    SmallVector<func::FuncOp> funcs;
-    module.walk([&](func::FuncOp func) {
-      if (selected.empty() || selected.contains(func.getName()))
-        funcs.push_back(func);
-    });
-    for (func::FuncOp func : funcs) {
+    FailureOr<SmallVector<func::FuncOp>> funcs =
+        selectFunctions(module, functions, "apply-no-sync");
+    if (failed(funcs))
+      return signalPassFailure();
+    for (func::FuncOp func : *funcs) {
       FailureOr<GradSyncAnalysis> analysis =
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))

@@ -374,6 +374,24 @@ LogicalResult mlir::dist::refuseForeignStashOps(func::FuncOp func,
   return failure(foreign);
 }
 
+FailureOr<SmallVector<func::FuncOp>>
+mlir::dist::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
+                            StringRef passName) {
+  SmallVector<func::FuncOp> funcs;
+  for (const std::string &name : names)
+    if (!module.lookupSymbol<func::FuncOp>(name))
+      return module.emitError()
+             << passName << ": no function named @" << name;
+  llvm::DenseSet<StringRef> selected;
+  for (const std::string &name : names)
+    selected.insert(name);
+  module.walk([&](func::FuncOp func) {
+    if (selected.empty() || selected.contains(func.getName()))
+      funcs.push_back(func);
+  });
+  return funcs;
+}
+
 LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
                                         StringRef passName, const Twine &why) {
   bool called = false;

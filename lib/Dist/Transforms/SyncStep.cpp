@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTSYNCSTEPPASS
@@ -78,13 +77,11 @@ struct DistSyncStepPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
-    llvm::DenseSet<StringRef> selected(functions.begin(), functions.end());
-    SmallVector<func::FuncOp> funcs;
-    module.walk([&](func::FuncOp func) {
-      if (selected.empty() || selected.contains(func.getName()))
-        funcs.push_back(func);
-    });
-    for (func::FuncOp func : funcs) {
+    FailureOr<SmallVector<func::FuncOp>> funcs =
+        selectFunctions(module, functions, "dist-sync-step");
+    if (failed(funcs))
+      return signalPassFailure();
+    for (func::FuncOp func : *funcs) {
       // Other uses of a synced gradient are fine here: they now see the
       // whole window's gradient, which is what they saw before.
       FailureOr<GradSyncAnalysis> analysis =
@@ -93,7 +90,7 @@ struct DistSyncStepPass
         return signalPassFailure();
       // A function with nothing to fuse is left alone unless named.
       bool relevant =
-          selected.contains(func.getName()) ||
+          !functions.empty() ||
           llvm::any_of(analysis->tied, [](TiedGradient &t) {
             return t.form == TiedGradient::Form::Synced ||
                    t.derivedFromCommunication;
