@@ -112,3 +112,8 @@ func.func @bwd(%w: tensor<4x12xf32> {dist.param = @w}, %gb: tensor<16xf32>)
   %rb = dist.wait %ar : !dist.future<tensor<16xf32>>
   return %r, %rb : tensor<4x12xf32>, tensor<16xf32>
 }
+// RUN: not dist-opt %s -dist-comm-report=micro-batches=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADK
+// BADK: error: dist-comm-report: micro-batches must be at least 1, but got -1
+// A collective in a loop runs once per iteration: the report says it counts it once.
+// RUN: dist-opt %S/Inputs/comm-report-loop.mlir -dist-comm-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOOP
+// LOOP: comm-report-loop.mlir:{{.*}} warning: dist-comm-report: this collective is inside a loop; the report counts it once per call

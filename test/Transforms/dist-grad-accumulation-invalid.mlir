@@ -125,3 +125,36 @@ func.func @step(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
 func.func @step_no_sync(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// The stash written through a call (found by an outside review: 2G, and
+// dist-run's always-sync check shared the bug).
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func private @put(%x: tensor<4xf32>) {
+  dist.stash_grad_for_fsdp %x for @b : tensor<4xf32>
+  return
+}
+
+func.func @stashes_in_callee(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{dist-grad-accumulation: this call may sync gradients or touch the stash (the callee does, or its body is not visible): the passes do not follow calls}}
+  func.call @put(%g) : (tensor<4xf32>) -> ()
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// A gradient sync that no tied result returns would still communicate in
+// the no_sync variant.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @untied_sync(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32>) {
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{dist-grad-accumulation: this gradient sync is not the sync of a returned tied gradient: the no_sync variant would still communicate it}}
+  %u = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s, %u : tensor<4xf32>, tensor<4xf32>
+}

@@ -80,14 +80,18 @@ void reportTiedGradient(func::FuncOp func, GradSyncAnalysis &analysis,
                         TiedGradient &tied, StringRef passName,
                         bool asWarning);
 
-/// The stash belongs to the passes. Before `passName` rewrites `func`, every
-/// dist.stash_grad_for_fsdp in it, and every dist.take_stash that is not the
-/// stash sum read by one of its synced gradients, is an error: a backward that
-/// already writes the stash would stash a gradient twice, one that releases
-/// it elsewhere would lose the window.
-LogicalResult refuseForeignStashOps(func::FuncOp func,
-                                    GradSyncAnalysis &analysis,
-                                    StringRef passName);
+/// The stash and the gradient syncs belong to the passes. Before `passName`
+/// rewrites `func`, every dist.stash_grad_for_fsdp in it, every
+/// dist.take_stash that is not the stash sum read by one of its synced
+/// gradients, every dist.grad_sync that is not the sync of a returned tied
+/// gradient, and every call to a function that (transitively) has one of
+/// them or is external, is an error: a backward that already writes the
+/// stash would stash a gradient twice, one that releases it elsewhere would
+/// lose the window, and a sync left behind would still communicate during
+/// no_sync.
+LogicalResult refuseForeignSyncOps(func::FuncOp func,
+                                   GradSyncAnalysis &analysis,
+                                   StringRef passName);
 
 /// The func.funcs of `module` a pass with a `functions` option works on: the
 /// named ones, or all when none is named. Fails, with an error, when a name

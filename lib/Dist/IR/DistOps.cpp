@@ -217,6 +217,9 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (isSharded() && getLocalType().getRank() == 0)
     return emitOpError("expected a fully_sharded parameter to have rank >= 1, "
                        "but it is a scalar");
+  if (isSharded() && getLocalType().getDimSize(0) == 0)
+    return emitOpError("expected a fully_sharded parameter to have a non-empty "
+                       "dim 0 (each rank holds a slice of it), but it is 0");
   if (isSharded()) {
     // The unsharded gradient (and stash) must be representable too.
     int64_t dim0 = getLocalType().getDimSize(0);

@@ -2,6 +2,7 @@
 
 #include "Dist/IR/GradSyncPlan.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -59,6 +60,21 @@ mlir::dist::getGradSyncPlan(ParameterOp param,
     return failure();
   }
 
+  // The pre-averaging divides by W in the element type: W must be exact
+  // there (f16 rounds 65536 to inf, bf16 rounds 257 to 256).
+  {
+    llvm::APFloat w(double(plan.factor));
+    bool lost = false;
+    llvm::APFloat::opStatus status = w.convert(
+        cast<FloatType>(plan.syncedType.getElementType()).getFloatSemantics(),
+        llvm::APFloat::rmNearestTiesToEven, &lost);
+    if (lost || status != llvm::APFloat::opOK || !w.isFinite()) {
+      why = "its data-parallel degree " + std::to_string(plan.factor) +
+            " is not exact in its element type, so the pre-averaging "
+            "cannot divide by it";
+      return failure();
+    }
+  }
   plan.localGradType = plan.syncedType;
   if (param.isSharded()) {
     SmallVector<int64_t> shape(plan.syncedType.getShape());

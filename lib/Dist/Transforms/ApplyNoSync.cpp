@@ -187,7 +187,7 @@ struct ApplyNoSyncPass
         return signalPassFailure();
       if (stashed.empty())
         continue;
-      if (failed(refuseForeignStashOps(func, *analysis, "apply-no-sync")) ||
+      if (failed(refuseForeignSyncOps(func, *analysis, "apply-no-sync")) ||
           failed(rewriteToNoSync(func, stashed, hsdpPartial, module)))
         return signalPassFailure();
       numStashed += stashed.size();

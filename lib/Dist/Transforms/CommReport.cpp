@@ -5,6 +5,7 @@
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -80,7 +81,7 @@ struct DistCommReportPass
     if (microBatches < 1) {
       getOperation().emitError() << "dist-comm-report: micro-batches must be "
                                     "at least 1, but got "
-                                 << microBatches;
+                                 << static_cast<long long>(microBatches);
       return signalPassFailure();
     }
     SmallVector<Row> rows;
@@ -167,6 +168,10 @@ struct DistCommReportPass
       llvm::DenseMap<Operation *, StringRef> gradientOf =
           explicitGradientSyncs(func, symbolTable);
       WalkResult inner = func.walk([&](Operation *op) {
+        if (isa<CollectiveOpInterface, GradSyncOp>(op) &&
+            op->getParentOfType<LoopLikeOpInterface>())
+          op->emitWarning("dist-comm-report: this collective is inside a "
+                          "loop; the report counts it once per call");
         LogicalResult added = success();
         if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
           RankedTensorType full = collective.getInput().getType();

@@ -67,7 +67,7 @@ struct DistGradAccumulationPass
       }
       if (failed(refuseCallers(func, module, kPass,
                                "its no_sync variant would never be called")) ||
-          failed(refuseForeignStashOps(func, *analysis, kPass)))
+          failed(refuseForeignSyncOps(func, *analysis, kPass)))
         return signalPassFailure();
 
       OpBuilder builder(func);

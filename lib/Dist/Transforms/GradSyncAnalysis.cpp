@@ -342,12 +342,44 @@ void mlir::dist::reportTiedGradient(func::FuncOp func,
         << "returned here as result #" << tied.resultIndex;
 }
 
-LogicalResult mlir::dist::refuseForeignStashOps(func::FuncOp func,
+/// Whether `callee`, or a function it calls, touches the stash or syncs a
+/// gradient (an external or unresolved callee: not known not to).
+static bool touchesSyncOrStash(FunctionOpInterface callee,
+                               SymbolTableCollection &symbolTable,
+                               llvm::DenseMap<Operation *, bool> &memo) {
+  if (!callee || callee.isExternal())
+    return !callee;
+  auto [it, inserted] = memo.try_emplace(callee, false);
+  if (!inserted)
+    return it->second; // Recursion adds nothing new.
+  bool result = callee
+                    ->walk([&](Operation *op) {
+                      if (isa<StashGradOp, TakeStashOp, GradSyncOp>(op))
+                        return WalkResult::interrupt();
+                      if (auto call = dyn_cast<CallOpInterface>(op))
+                        if (touchesSyncOrStash(
+                                dyn_cast_or_null<FunctionOpInterface>(
+                                    call.resolveCallableInTable(&symbolTable)),
+                                symbolTable, memo))
+                          return WalkResult::interrupt();
+                      return WalkResult::advance();
+                    })
+                    .wasInterrupted();
+  memo[callee] = result;
+  return result;
+}
+
+LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
                                                GradSyncAnalysis &analysis,
                                                StringRef passName) {
   llvm::DenseSet<Operation *> owned;
   for (TiedGradient &t : analysis.tied) {
-    if (t.form != TiedGradient::Form::Synced || !t.consumesStash)
+    if (t.form != TiedGradient::Form::Synced)
+      continue;
+    owned.insert(t.sync);
+    if (t.shardSync)
+      owned.insert(t.shardSync);
+    if (!t.consumesStash)
       continue;
     auto param = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
     for (GradSyncOp sync : {t.sync, t.shardSync}) {
@@ -359,17 +391,39 @@ LogicalResult mlir::dist::refuseForeignStashOps(func::FuncOp func,
             owned.insert(take);
     }
   }
+  SymbolTableCollection symbolTable;
+  llvm::DenseMap<Operation *, bool> memo;
   bool foreign = false;
   func.walk([&](Operation *op) {
-    if (!isa<StashGradOp, TakeStashOp>(op) || owned.contains(op))
+    if (owned.contains(op))
       return;
-    foreign = true;
-    op->emitError() << passName
-                    << ": the function already "
-                    << (isa<StashGradOp>(op) ? "writes" : "releases")
-                    << " the stash here, outside the gradient syncs that "
-                       "the passes rewrite: a no_sync variant would stash "
-                       "twice or lose the window";
+    if (isa<StashGradOp, TakeStashOp>(op)) {
+      foreign = true;
+      op->emitError() << passName << ": the function already "
+                      << (isa<StashGradOp>(op) ? "writes" : "releases")
+                      << " the stash here, outside the gradient syncs that "
+                         "the passes rewrite: a no_sync variant would stash "
+                         "twice or lose the window";
+    } else if (isa<GradSyncOp>(op)) {
+      foreign = true;
+      op->emitError() << passName
+                      << ": this gradient sync is not the sync of a returned "
+                         "tied gradient: the no_sync variant would still "
+                         "communicate it";
+    } else if (auto call = dyn_cast<CallOpInterface>(op)) {
+      auto callee = dyn_cast_or_null<FunctionOpInterface>(
+          call.resolveCallableInTable(&symbolTable));
+      if (callee && !touchesSyncOrStash(callee, symbolTable, memo))
+        return;
+      if (!callee && !isa<func::CallOp>(op))
+        return; // Indirect calls: the communication analysis refuses them
+                // where they reach a gradient.
+      foreign = true;
+      op->emitError() << passName
+                      << ": this call may sync gradients or touch the stash "
+                         "(the callee does, or its body is not visible): "
+                         "the passes do not follow calls";
+    }
   });
   return failure(foreign);
 }

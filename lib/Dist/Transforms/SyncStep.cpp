@@ -115,7 +115,7 @@ struct DistSyncStepPass
         return t.form == TiedGradient::Form::Synced && !t.consumesStash;
       });
       if (fuses &&
-          failed(refuseForeignStashOps(func, *analysis, "dist-sync-step")))
+          failed(refuseForeignSyncOps(func, *analysis, "dist-sync-step")))
         return signalPassFailure();
       numFused += rewriteToSyncStep(analysis->tied, hsdpPartial);
     }

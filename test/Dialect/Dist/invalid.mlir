@@ -496,3 +496,20 @@ func.func @grad_sync_dynamic(%g: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %s = dist.grad_sync %g for @d : tensor<?x4xf32> -> tensor<?x4xf32>
   return %s : tensor<?x4xf32>
 }
+
+// -----
+
+// W = 65536 is inf in f16: dividing by it would zero every gradient.
+dist.mesh @w shape = [65536]
+dist.parameter @h : tensor<4xf16> replicated on @w
+func.func @grad_sync_inexact_degree(%g: tensor<4xf16>) -> tensor<4xf16> {
+  // expected-error @+1 {{cannot synchronize the gradient of @h: its data-parallel degree 65536 is not exact in its element type, so the pre-averaging cannot divide by it}}
+  %s = dist.grad_sync %g for @h : tensor<4xf16> -> tensor<4xf16>
+  return %s : tensor<4xf16>
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+// expected-error @+1 {{expected a fully_sharded parameter to have a non-empty dim 0 (each rank holds a slice of it), but it is 0}}
+dist.parameter @z : tensor<0x4xf32> fully_sharded on @w
