@@ -725,6 +725,20 @@ distrt_status distrt_wait(distrt_handle handle) {
   return DISTRT_OK;
 }
 
+distrt_status distrt_wait_send(distrt_handle handle, const void *send) {
+  if (distrt_status s = requireInit("distrt_wait_send"))
+    return s;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    auto it = state->pending.find(handle);
+    if (it != state->pending.end() && it->second.desc.send != send)
+      return fail(DISTRT_ERR_INVALID,
+                  "distrt_wait_send: " + describeOp(it->second) +
+                      " was issued with another send buffer");
+  }
+  return distrt_wait(handle);
+}
+
 distrt_status distrt_all_gather(distrt_group group, const void *send,
                                 int64_t sendCount, void *recv,
                                 int64_t recvCount, distrt_dtype dtype) {

@@ -140,6 +140,19 @@ TEST_F(SelfRuntime, HandlesAreWaitedOnOnce) {
   EXPECT_EQ(distrt_test(12345, &done), DISTRT_ERR_INVALID);
 }
 
+TEST_F(SelfRuntime, WaitSendChecksTheSendBuffer) {
+  float a[2] = {1, 2}, b[2], other[2];
+  distrt_handle h;
+  ASSERT_EQ(distrt_all_reduce_async(0, a, b, 2, DISTRT_F32, DISTRT_SUM, &h),
+            DISTRT_OK);
+  EXPECT_EQ(distrt_wait_send(h, other), DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error()).find("another send buffer"),
+            std::string::npos);
+  ASSERT_EQ(distrt_wait_send(h, a), DISTRT_OK);
+  EXPECT_EQ(b[1], 2);
+  EXPECT_EQ(distrt_wait_send(h, a), DISTRT_ERR_INVALID);
+}
+
 TEST_F(SelfRuntime, BadArgumentsNameTheOp) {
   float a[8] = {}, b[8] = {};
   distrt_handle h;

@@ -27,7 +27,11 @@ dist.parameter @w : tensor<4x8xf32> fully_sharded on @world axes = [1]
 // CHECK: call @distrt_check(%[[A]])
 // CHECK: %[[H:.*]] = memref.load
 // CHECK: arith.mulf
-// CHECK: %[[W:.*]] = call @distrt_wait(%[[H]]) : (i64) -> i32
+// The send buffer is read again at the wait: nothing may overwrite it while
+// the collective is in flight.
+// CHECK: %[[AGAIN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %[[AGAIN]]
+// CHECK: %[[W:.*]] = call @distrt_wait_send(%[[H]], %{{.*}}) : (i64, !llvm.ptr) -> i32
 // CHECK: call @distrt_check(%[[W]])
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
@@ -44,13 +48,48 @@ func.func @all_reduce(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %r : tensor<4x8xf32>
 }
 
+// Regression (found by an outside review): an op that writes the
+// collective's input in place before the wait overwrote the send buffer
+// while the runtime still read it. The wait reads the input again, so
+// bufferization gives the write a copy.
+dist.mesh @line shape = [2]
+#id1 = affine_map<(i) -> (i)>
+// BUF-LABEL: func.func @inflight
+// BUF: %[[SEND:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// BUF: call @distrt_all_reduce_async
+// BUF: %[[COPY:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// BUF: memref.copy %[[SEND]], %[[COPY]]
+// BUF: linalg.generic {{.*}} outs(%[[COPY]] : memref<4xf32>)
+// BUF: memref.extract_aligned_pointer_as_index %[[SEND]]
+// BUF: call @distrt_wait_send
+func.func @inflight(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %h = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %s = arith.addf %a, %one : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %f = dist.all_reduce %h on @line reduction = sum : tensor<4xf32>
+  %h2 = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]}
+      outs(%h : tensor<4xf32>) {
+  ^bb0(%o: f32):
+    %big = arith.constant 1000.0 : f32
+    %s = arith.mulf %o, %big : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r, %h2 : tensor<4xf32>, tensor<4xf32>
+}
+
 // A gather along dim 1 is done on dim 0 of a transposed copy.
 // CHECK-LABEL: func.func @gather_dim1
 // CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<8x4xf32>) permutation = [1, 0]
 // CHECK: bufferization.to_buffer %[[T]] read_only : tensor<8x4xf32> to memref<8x4xf32>
 // CHECK: memref.alloc() : memref<16x4xf32>
 // CHECK: call @distrt_all_gather_async
-// CHECK: call @distrt_wait
+// CHECK: call @distrt_wait_send
 // CHECK: %[[G:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<16x4xf32> to tensor<16x4xf32>
 // CHECK: linalg.transpose ins(%[[G]] : tensor<16x4xf32>) outs(%{{.*}} : tensor<4x16xf32>) permutation = [1, 0]
 func.func @gather_dim1(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
@@ -81,5 +120,5 @@ func.func @stash(%g: tensor<8x8xf32>) -> tensor<4x8xf32> {
 
 // LLVM-LABEL: llvm.func @all_reduce
 // LLVM: llvm.call @distrt_all_reduce_async
-// LLVM: llvm.call @distrt_wait
+// LLVM: llvm.call @distrt_wait_send
 // LLVM-LABEL: llvm.func @_mlir_ciface_all_reduce

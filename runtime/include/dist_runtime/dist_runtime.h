@@ -144,6 +144,12 @@ DISTRT_EXPORT distrt_status distrt_all_reduce_async(
 /* Blocks until the collective is complete and releases the handle; a handle
  * is waited on once. */
 DISTRT_EXPORT distrt_status distrt_wait(distrt_handle handle);
+/* distrt_wait for compiled code, which passes the op's send buffer here so
+ * that its own buffer analysis keeps that buffer unwritten while the
+ * collective may still read it; it must be the pointer the op was issued
+ * with (DISTRT_ERR_INVALID otherwise). */
+DISTRT_EXPORT distrt_status distrt_wait_send(distrt_handle handle,
+                                             const void *send);
 /* *done = 1 when complete (the handle must still be waited on). */
 DISTRT_EXPORT distrt_status distrt_test(distrt_handle handle, int32_t *done);
 

@@ -67,6 +67,7 @@ constexpr std::pair<StringLiteral, StringLiteral> kRuntimeApi[] = {
     {"distrt_reduce_scatter_async", "lplpliip:i"},
     {"distrt_all_reduce_async", "lppliip:i"},
     {"distrt_wait", "l:i"},
+    {"distrt_wait_send", "lp:i"},
     {"distrt_test", "lp:i"},
     {"distrt_all_gather", "lplpli:i"},
     {"distrt_reduce_scatter", "lplplii:i"},
@@ -372,8 +373,14 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
   Value handle = memref::LoadOp::create(b, loc, handleSlot, ValueRange{});
 
   // The wait: complete the collective, then hand its buffer to tensor IR.
+  // The send buffer is read again here, so that bufferization keeps it
+  // unwritten while the collective is in flight (reading it only at the
+  // collective let an in-place op overwrite it before the wait).
   b.setInsertionPoint(wait);
-  callChecked(b, wait.getLoc(), "distrt_wait", {handle});
+  Value sendAgain = bufferization::ToBufferOp::create(
+      b, wait.getLoc(), inBufType, input, /*read_only=*/true);
+  callChecked(b, wait.getLoc(), "distrt_wait_send",
+              {handle, pointerOf(b, wait.getLoc(), sendAgain)});
   Value result = bufferization::ToTensorOp::create(
       b, wait.getLoc(), resultType, outBuf, /*restrict=*/true,
       /*writable=*/true);
