@@ -34,3 +34,26 @@ func.func @clipped(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
 func.func @present() {
   return
 }
+
+// -----
+
+// The no_sync variant was written with hsdp-partial (a pre-averaged shard is
+// stashed) and the sync step without it (the stash is taken as the local
+// gradient and averaged again). On [2, 1] the two stash types are equal, so
+// only the meaning tells them apart (found by an outside review: micro-batches
+// 1..K-1 weighted 1/W twice, exit 0).
+dist.mesh @m shape = [2, 1]
+dist.parameter @h : tensor<4xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
+
+func.func @step(%x: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @h}) {
+  // expected-note @+1 {{taken here}}
+  %s = dist.grad_sync %x for @h : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+func.func @step_no_sync(%x: tensor<4xf32>) {
+  %sh = dist.grad_sync %x for @h phase = shard : tensor<4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{dist-sync-step: the stash of @h is written with the pre-averaged shard (hsdp-partial) here but taken as the local gradient: run the no_sync and sync-step rewrites with the same hsdp-partial}}
+  dist.stash_grad_for_fsdp %sh for @h : tensor<4xf32>
+  return
+}

@@ -93,6 +93,15 @@ LogicalResult refuseForeignSyncOps(func::FuncOp func,
                                    GradSyncAnalysis &analysis,
                                    StringRef passName);
 
+/// Every stash of a parameter in `module` must be written and taken with one
+/// meaning: the rank-local gradient (full no_sync), or the pre-averaged
+/// shard after the intra-node reduce-scatter (hsdp-partial). A stash written
+/// one way and taken the other (-apply-no-sync and -dist-sync-step run with
+/// different hsdp-partial) would add (1/W)-scaled shards to local gradients;
+/// it is an error at the writer, with a note at the taker. A value means a
+/// shard when it is computed from communication.
+LogicalResult checkStashConsistency(ModuleOp module, StringRef passName);
+
 /// The func.funcs of `module` a pass with a `functions` option works on: the
 /// named ones, or all when none is named. Fails, with an error, when a name
 /// is not a function of the module.

@@ -193,6 +193,8 @@ struct ApplyNoSyncPass
       numStashed += stashed.size();
       ++numFunctions;
     }
+    if (failed(checkStashConsistency(module, "apply-no-sync")))
+      return signalPassFailure();
   }
 
   /// A sync step already communicates the stash: skipping its sync would

@@ -84,6 +84,8 @@ struct DistGradAccumulationPass
       rewriteToSyncStep(analysis->tied, hsdpPartial);
       ++numVariants;
     }
+    if (failed(checkStashConsistency(module, kPass)))
+      return signalPassFailure();
   }
 
   /// Every tied gradient must be synced, and either all or none of them

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -426,6 +427,62 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
     }
   });
   return failure(foreign);
+}
+
+LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
+                                                StringRef passName) {
+  SymbolTableCollection symbolTable;
+  // Per parameter: the first writer and taker of each meaning (false: the
+  // local gradient, true: a shard).
+  struct Uses {
+    Operation *writer[2] = {nullptr, nullptr};
+    Operation *taker[2] = {nullptr, nullptr};
+  };
+  llvm::MapVector<Attribute, Uses> byParam;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal() || !func.getBody().hasOneBlock())
+      continue;
+    CommunicationFinder finder(symbolTable, func);
+    func.walk([&](Operation *op) {
+      if (auto stash = dyn_cast<StashGradOp>(op)) {
+        bool shard = finder.findIn(stash.getGrad());
+        Operation *&slot = byParam[stash.getParamAttr()].writer[shard];
+        slot = slot ? slot : op;
+      } else if (auto take = dyn_cast<TakeStashOp>(op)) {
+        for (Operation *user : take->getUsers()) {
+          auto add = dyn_cast<arith::AddFOp>(user);
+          if (!add)
+            continue;
+          Value other = add.getLhs() == take.getResult() ? add.getRhs()
+                                                          : add.getLhs();
+          bool shard = finder.findIn(other);
+          Operation *&slot = byParam[take.getParamAttr()].taker[shard];
+          slot = slot ? slot : op;
+        }
+      }
+    });
+  }
+  bool mismatch = false;
+  for (auto &[param, uses] : byParam)
+    for (bool shard : {false, true}) {
+      Operation *writer = uses.writer[shard];
+      Operation *taker = uses.taker[!shard];
+      if (!writer || !taker)
+        continue;
+      mismatch = true;
+      auto meaning = [](bool s) {
+        return s ? "the pre-averaged shard (hsdp-partial)"
+                 : "the local gradient";
+      };
+      InFlightDiagnostic diag =
+          writer->emitError()
+          << passName << ": the stash of " << param << " is written with "
+          << meaning(shard) << " here but taken as " << meaning(!shard)
+          << ": run the no_sync and sync-step rewrites with the same "
+             "hsdp-partial";
+      diag.attachNote(taker->getLoc()) << "taken here";
+    }
+  return failure(mismatch);
 }
 
 FailureOr<SmallVector<func::FuncOp>>

@@ -119,6 +119,8 @@ struct DistSyncStepPass
         return signalPassFailure();
       numFused += rewriteToSyncStep(analysis->tied, hsdpPartial);
     }
+    if (failed(checkStashConsistency(module, "dist-sync-step")))
+      return signalPassFailure();
   }
 };
 } // namespace
