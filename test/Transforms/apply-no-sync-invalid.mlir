@@ -158,3 +158,21 @@ func.func @stashes(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// A reference other than a call keeps the old type: refused instead of
+// leaving invalid IR (found by an outside review).
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @bwd(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %s = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+func.func @handle() -> ((tensor<4xf32>) -> tensor<4xf32>) {
+  // expected-error @+1 {{apply-no-sync: @bwd is referenced here, but its stashed results leave its type}}
+  %f = func.constant @bwd : (tensor<4xf32>) -> tensor<4xf32>
+  return %f : (tensor<4xf32>) -> tensor<4xf32>
+}

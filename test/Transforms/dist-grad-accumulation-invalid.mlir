@@ -62,7 +62,7 @@ func.func @backward(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
 }
 
 func.func @train_step(%g: tensor<4xf32>, %p: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{dist-grad-accumulation: @backward is called here, but its no_sync variant would never be called; calls are not followed: inline it first (e.g. --inline) or rewrite the caller}}
+  // expected-error @+1 {{dist-grad-accumulation: @backward is called here, but its no_sync variant would never be called; calls and references are not followed: inline it first (e.g. --inline) or rewrite the user}}
   %r = func.call @backward(%g) : (tensor<4xf32>) -> tensor<4xf32>
   %u = arith.subf %p, %r : tensor<4xf32>
   return %u : tensor<4xf32>

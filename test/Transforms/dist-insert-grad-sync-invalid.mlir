@@ -133,7 +133,7 @@ func.func @backward(%g: tensor<4x4xf32>) -> (tensor<4x4xf32> {dist.grad = @w}) {
 }
 
 func.func @train_step(%g: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  // expected-error @+1 {{dist-insert-grad-sync: @backward is called here, but it would synchronize its gradients inside the call; calls are not followed: inline it first (e.g. --inline) or rewrite the caller}}
+  // expected-error @+1 {{dist-insert-grad-sync: @backward is called here, but it would synchronize its gradients inside the call; calls and references are not followed: inline it first (e.g. --inline) or rewrite the user}}
   %r = func.call @backward(%g) : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }

@@ -109,11 +109,13 @@ FailureOr<SmallVector<func::FuncOp>>
 selectFunctions(ModuleOp module, ArrayRef<std::string> names,
                 StringRef passName);
 
-/// Emits an error at every func.call of `func` in `module` and returns
-/// failure if there is one: `passName` would change `func` in a way its
-/// callers do not follow (`why`).
+/// Emits an error at every use of `func`'s symbol in `module` (func.calls
+/// too, unless `allowCalls`: the caller updates them) and returns failure if
+/// there is one: `passName` would change `func` in a way its users do not
+/// follow (`why`).
 LogicalResult refuseCallers(func::FuncOp func, Operation *module,
-                            StringRef passName, const Twine &why);
+                            StringRef passName, const Twine &why,
+                            bool allowCalls = false);
 
 /// Rewrites `func` so that the `tied` gradients (all Synced, none consuming
 /// the stash) are stashed instead of communicated and leave the results;

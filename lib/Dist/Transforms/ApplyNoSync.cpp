@@ -71,7 +71,12 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
   if (refused)
     return failure();
 
-  // Check the callers before changing anything.
+  // Check the users before changing anything: calls are updated below, any
+  // other reference (func.constant) would keep the old type.
+  if (failed(refuseCallers(func, module, "apply-no-sync",
+                           "its stashed results leave its type",
+                           /*allowCalls=*/true)))
+    return failure();
   SmallVector<func::CallOp> calls;
   module->walk([&](func::CallOp call) {
     if (call.getCallee() != func.getName())

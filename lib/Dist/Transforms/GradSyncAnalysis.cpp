@@ -504,17 +504,27 @@ mlir::dist::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
 }
 
 LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
-                                        StringRef passName, const Twine &why) {
-  bool called = false;
-  module->walk([&](func::CallOp call) {
-    if (call.getCallee() != func.getName())
-      return;
-    called = true;
-    call.emitError() << passName << ": "
-                     << SymbolRefAttr::get(func.getNameAttr())
-                     << " is called here, but " << why
-                     << "; calls are not followed: inline it first (e.g. "
-                        "--inline) or rewrite the caller";
-  });
-  return failure(called);
+                                        StringRef passName, const Twine &why,
+                                        bool allowCalls) {
+  std::optional<SymbolTable::UseRange> uses =
+      SymbolTable::getSymbolUses(func, module);
+  if (!uses) // Unknown ops may hold references: nothing can be proven.
+    return module->emitError()
+           << passName << ": cannot list the uses of "
+           << SymbolRefAttr::get(func.getNameAttr());
+  bool referenced = false;
+  for (const SymbolTable::SymbolUse &use : *uses) {
+    Operation *user = use.getUser();
+    if (allowCalls && isa<func::CallOp>(user))
+      continue;
+    referenced = true;
+    user->emitError() << passName << ": "
+                      << SymbolRefAttr::get(func.getNameAttr())
+                      << (isa<func::CallOp>(user) ? " is called here"
+                                                  : " is referenced here")
+                      << ", but " << why
+                      << "; calls and references are not followed: inline "
+                         "it first (e.g. --inline) or rewrite the user";
+  }
+  return failure(referenced);
 }
