@@ -10,6 +10,7 @@
 // RUN: FileCheck %s --check-prefix=HSDP-STATS < %t.hsdp.err
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grads-only.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=GRADS-ONLY
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grad-reads-param.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=READS-PARAM
+// RUN: dist-run %S/Inputs/dist-run-result-twice.mlir --windows 1 2>/dev/null | FileCheck %s --check-prefix=TWICE
 // RUN: not dist-run %S/Inputs/dist-run-unfinished.mlir 2>&1 | FileCheck %s --check-prefix=UNFINISHED
 // RUN: not dist-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not dist-run %S/Inputs/dist-run-i32.mlir 2>&1 | FileCheck %s --check-prefix=TYPE
@@ -35,6 +36,9 @@
 // A step whose no_sync variant has no result at all (it crashed).
 // GRADS-ONLY: window 1: gradient checksum
 // GRADS-ONLY: 20 passed, 0 failed
+
+// A value returned twice, and as a view, runs (it was freed twice).
+// TWICE: 5 passed, 0 failed
 
 // g = w * x must leave the runner's w alone (it was overwritten in place).
 // READS-PARAM: 20 passed, 0 failed

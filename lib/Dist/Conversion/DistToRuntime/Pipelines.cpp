@@ -10,6 +10,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -21,6 +22,32 @@ namespace {
 /// drivers can call, and their tensor arguments are the caller's buffers,
 /// which One-Shot Bufferize must not write into (by default it treats
 /// function arguments as writable, so `g = w * x` wrote g into w's buffer).
+/// Each returned buffer is the caller's to free: two results that are one
+/// tensor, or views of one (a reshape), would be one buffer freed twice.
+/// Later ones get a copy.
+static void copyAliasedResults(func::FuncOp func) {
+  auto rootOf = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+               tensor::ReshapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  func.walk([&](func::ReturnOp ret) {
+    llvm::DenseSet<Value> roots;
+    OpBuilder builder(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || roots.insert(rootOf(operand.get())).second)
+        continue;
+      operand.set(bufferization::AllocTensorOp::create(
+          builder, ret.getLoc(), type, ValueRange{}, operand.get()));
+    }
+  });
+}
+
 struct PrepareEntryPointsPass
     : public PassWrapper<PrepareEntryPointsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPointsPass)
@@ -30,6 +57,7 @@ struct PrepareEntryPointsPass
       if (!func.isPublic() || func.isExternal())
         continue;
       func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+      copyAliasedResults(func);
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (isa<TensorType>(func.getArgumentTypes()[i]))
           func.setArgAttr(
