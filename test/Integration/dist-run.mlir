@@ -11,6 +11,7 @@
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grads-only.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=GRADS-ONLY
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grad-reads-param.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=READS-PARAM
 // RUN: dist-run %S/Inputs/dist-run-result-twice.mlir --windows 1 2>/dev/null | FileCheck %s --check-prefix=TWICE
+// RUN: not dist-run %S/Inputs/dist-run-private.mlir 2>&1 | FileCheck %s --check-prefix=PRIVATE
 // RUN: not dist-run %S/Inputs/dist-run-unfinished.mlir 2>&1 | FileCheck %s --check-prefix=UNFINISHED
 // RUN: not dist-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not dist-run %S/Inputs/dist-run-i32.mlir 2>&1 | FileCheck %s --check-prefix=TYPE
@@ -36,6 +37,8 @@
 // A step whose no_sync variant has no result at all (it crashed).
 // GRADS-ONLY: window 1: gradient checksum
 // GRADS-ONLY: 20 passed, 0 failed
+
+// PRIVATE: dist-run: @step is private: the entry point must be public
 
 // A value returned twice, and as a view, runs (it was freed twice).
 // TWICE: 5 passed, 0 failed

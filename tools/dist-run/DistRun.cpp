@@ -163,9 +163,20 @@ int main(int argc, char **argv) {
   auto step = dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(*module, entry));
   auto stepNoSync = dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(*module, noSync));
   if (!step) return fail("'" + inputFile + "' has no func.func @" + entry + " (see --entry)");
-  if (!stepNoSync)
+  if (!step.isPublic())
+    return fail("@" + entry + " is private: the entry point must be public (the lowering "
+                "writes C interfaces for public functions only)");
+  if (!stepNoSync) {
+    bool syncStep = false;
+    step.walk([&](dist::TakeStashOp) { syncStep = true; });
+    if (syncStep)
+      return fail("@" + entry + " is already a sync step (it takes the stash), but the module "
+                  "has no @" + noSync + ": was its variant written with another suffix?");
     return fail("the no_sync pipeline made no @" + noSync + ": @" + entry +
                 " returns no gradient tied to a dist.parameter (docs/Design.md)");
+  }
+  if (!stepNoSync.isPublic())
+    return fail("@" + noSync + " is private: it must be public like @" + entry);
   std::vector<Slot> args, results, noSyncArgs, noSyncResults;
   if (failed(readSlots(step, false, args)) || failed(readSlots(step, true, results)) ||
       failed(readSlots(stepNoSync, false, noSyncArgs)) ||
