@@ -48,3 +48,10 @@ func.func @slice(%x: tensor<8xf32>) -> tensor<4xf32> {
 func.func @ident(%x: tensor<8xf32>) -> tensor<8xf32> {
   return %x : tensor<8xf32>
 }
+
+// The pre-averaging divides by a scalar W: no tensor-sized array of W per
+// gradient shape (it was a 64 MiB global for a 4096x4096 gradient).
+// RUN: dist-opt %S/../../examples/linear_fsdp.mlir --dist-no-sync-pipeline --dist-lower-to-llvm | FileCheck %s --check-prefix=SPLAT
+// SPLAT-NOT: @__constant_
+// SPLAT: llvm.func @backward(
+// SPLAT-NOT: @__constant_

@@ -106,6 +106,9 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   // Tensor arith (the pre-averaging, the stash add) becomes linalg, which
   // One-Shot Bufferize handles.
   pm.addPass(createConvertElementwiseToLinalgPass());
+  // Folds splat constants (the pre-averaging's W) into the generic as a
+  // scalar: otherwise each gradient shape got a global array of W.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
