@@ -185,3 +185,17 @@ func.func @gathered_gradient(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @
   // expected-note @+1 {{returned here as result #0}}
   return %sum : tensor<4xf32>
 }
+
+// -----
+
+// Upstream shard's collectives are communication too.
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+shard.grid @g(shape = 2)
+
+func.func @shard_all_reduce(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  // expected-error @+1 {{is computed from communication ('shard.all_reduce')}}
+  %r = shard.all_reduce %g on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4xf32>
+}

@@ -244,10 +244,54 @@ LogicalResult AllGatherOp::verify() {
                          "gather_axis");
 }
 
+/// When `input` is a function argument tied to a parameter, `op` brings that
+/// parameter in, and must do so as the parameter is declared: on its mesh
+/// and axes, gathering along dim 0 exactly when it is sharded. (On other
+/// axes the forward would use another "whole" parameter than the one whose
+/// gradient the sync averages.)
+static LogicalResult verifyTiedInput(Operation *op, Value input,
+                                     FlatSymbolRefAttr mesh,
+                                     ArrayRef<int64_t> axes, bool gathersDim0,
+                                     SymbolTableCollection &symbolTable) {
+  auto arg = dyn_cast<BlockArgument>(input);
+  if (!arg)
+    return success();
+  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.getFunctionBody().front())
+    return success();
+  auto ref = func.getArgAttrOfType<FlatSymbolRefAttr>(
+      arg.getArgNumber(), DistDialect::getParamAttrName());
+  ParameterOp param = ref ? lookupParameter(op, ref, &symbolTable) : nullptr;
+  if (!param)
+    return success(); // Untied, or a dangling tie the tie verifier reports.
+  auto spelled = [&](FlatSymbolRefAttr m, ArrayRef<int64_t> a) {
+    SmallVector<int64_t> result(a);
+    if (result.empty())
+      if (MeshOp meshOp = lookupMesh(op, m, &symbolTable))
+        for (int64_t i = 0, e = meshOp.getShape().size(); i < e; ++i)
+          result.push_back(i);
+    return result;
+  };
+  if (mesh == param.getMeshAttr() && gathersDim0 == param.isSharded() &&
+      spelled(mesh, axes) == spelled(param.getMeshAttr(), param.getAxes()))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "expected to bring in " << ref
+                            << " (argument #" << arg.getArgNumber()
+                            << " is tied to it) as it is declared: "
+                            << (param.isSharded() ? "gathered along dim 0"
+                                                  : "replicated")
+                            << " on " << param.getMeshAttr() << " axes = [";
+  llvm::interleaveComma(spelled(param.getMeshAttr(), param.getAxes()), diag);
+  return diag << "]";
+}
+
 LogicalResult
 AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
-  if (failed(size))
+  if (failed(size) ||
+      failed(verifyTiedInput(*this, getInput(), getMeshAttr(), getAxes(),
+                             getGatherAxis() == 0, symbolTable)))
     return failure();
   int64_t dim = getGatherAxis();
   int64_t in = getInput().getType().getDimSize(dim);
@@ -351,6 +395,11 @@ LogicalResult SynchronizeOp::verify() {
 LogicalResult
 SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
+  if (succeeded(size) &&
+      failed(verifyTiedInput(*this, getInput(), getMeshAttr(), getAxes(),
+                             getKind() == SyncKind::FullySharded,
+                             symbolTable)))
+    return failure();
   if (failed(size) || getKind() == SyncKind::Replicated)
     return size;
   int64_t in = getInput().getType().getDimSize(0);

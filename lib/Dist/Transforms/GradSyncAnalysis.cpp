@@ -53,6 +53,11 @@ bool CommunicationFinder::communicates(Operation *op,
                                        FunctionOpInterface within) {
   if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
     return true;
+  // Other dialects' communication (upstream shard, mpi) and unregistered
+  // ops: nothing proves they do not reduce across ranks.
+  StringRef dialect = op->getName().getDialectNamespace();
+  if (!op->isRegistered() || dialect == "shard" || dialect == "mpi")
+    return true;
   if (auto gather = dyn_cast<AllGatherOp>(op)) {
     // Only the gather of a parameter (an argument tied to one) is exempt:
     // gathering anything else may sum gradients by another name.
@@ -416,9 +421,6 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
           call.resolveCallableInTable(&symbolTable));
       if (callee && !touchesSyncOrStash(callee, symbolTable, memo))
         return;
-      if (!callee && !isa<func::CallOp>(op))
-        return; // Indirect calls: the communication analysis refuses them
-                // where they reach a gradient.
       foreign = true;
       op->emitError() << passName
                       << ": this call may sync gradients or touch the stash "

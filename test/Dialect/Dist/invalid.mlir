@@ -513,3 +513,27 @@ func.func @grad_sync_inexact_degree(%g: tensor<4xf16>) -> tensor<4xf16> {
 dist.mesh @w shape = [2]
 // expected-error @+1 {{expected a fully_sharded parameter to have a non-empty dim 0 (each rank holds a slice of it), but it is 0}}
 dist.parameter @z : tensor<0x4xf32> fully_sharded on @w
+
+// -----
+
+// A tied parameter brought in on other axes than declared: the forward
+// would use another "whole" parameter than the one whose gradient the sync
+// averages (found by an outside review).
+dist.mesh @m shape = [2, 2]
+dist.parameter @w : tensor<1x4xf32> fully_sharded on @m axes = [1]
+func.func @synchronize_other_axes(%p: tensor<1x4xf32> {dist.param = @w}) -> tensor<2x4xf32> {
+  // expected-error @+1 {{expected to bring in @w (argument #0 is tied to it) as it is declared: gathered along dim 0 on @m axes = [1]}}
+  %f = dist.synchronize %p on @m axes = [0] kind = fully_sharded : tensor<1x4xf32> -> tensor<2x4xf32>
+  return %f : tensor<2x4xf32>
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+dist.parameter @r : tensor<4xf32> replicated on @m
+func.func @gather_replicated(%p: tensor<4xf32> {dist.param = @r}) -> tensor<8xf32> {
+  // expected-error @+1 {{expected to bring in @r (argument #0 is tied to it) as it is declared: replicated on @m axes = [0]}}
+  %f = dist.all_gather %p on @m gather_axis = 0 : tensor<4xf32> -> !dist.future<tensor<8xf32>>
+  %w = dist.wait %f : !dist.future<tensor<8xf32>>
+  return %w : tensor<8xf32>
+}
