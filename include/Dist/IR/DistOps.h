@@ -37,6 +37,12 @@ MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr mesh,
 ParameterOp lookupParameter(Operation *from, FlatSymbolRefAttr param,
                             SymbolTableCollection *symbolTable = nullptr);
 
+/// `axes` of `mesh` with "all axes" (empty) spelled out, so that two
+/// spellings of one group compare equal.
+SmallVector<int64_t> getSpelledAxes(Operation *from, FlatSymbolRefAttr mesh,
+                                    ArrayRef<int64_t> axes,
+                                    SymbolTableCollection *symbolTable = nullptr);
+
 /// The number of ranks of `mesh` along `axes` (all axes when empty), or
 /// std::nullopt when the mesh is missing or the axes are invalid.
 std::optional<int64_t> getGroupSize(Operation *from, FlatSymbolRefAttr mesh,

@@ -38,6 +38,18 @@ ParameterOp mlir::dist::lookupParameter(Operation *from,
   return lookupSymbol<ParameterOp>(from, param, symbolTable);
 }
 
+SmallVector<int64_t>
+mlir::dist::getSpelledAxes(Operation *from, FlatSymbolRefAttr mesh,
+                           ArrayRef<int64_t> axes,
+                           SymbolTableCollection *symbolTable) {
+  SmallVector<int64_t> result(axes);
+  if (result.empty())
+    if (MeshOp meshOp = lookupMesh(from, mesh, symbolTable))
+      for (int64_t i = 0, e = meshOp.getShape().size(); i < e; ++i)
+        result.push_back(i);
+  return result;
+}
+
 std::optional<int64_t>
 mlir::dist::getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
                          ArrayRef<int64_t> axes,
@@ -265,12 +277,7 @@ static LogicalResult verifyTiedInput(Operation *op, Value input,
   if (!param)
     return success(); // Untied, or a dangling tie the tie verifier reports.
   auto spelled = [&](FlatSymbolRefAttr m, ArrayRef<int64_t> a) {
-    SmallVector<int64_t> result(a);
-    if (result.empty())
-      if (MeshOp meshOp = lookupMesh(op, m, &symbolTable))
-        for (int64_t i = 0, e = meshOp.getShape().size(); i < e; ++i)
-          result.push_back(i);
-    return result;
+    return getSpelledAxes(op, m, a, &symbolTable);
   };
   if (mesh == param.getMeshAttr() && gathersDim0 == param.isSharded() &&
       spelled(mesh, axes) == spelled(param.getMeshAttr(), param.getAxes()))

@@ -142,18 +142,6 @@ static FailureOr<ScaleMatch> matchScale(Operation *op) {
   return failure();
 }
 
-/// The axes of a group with "all axes" spelled out, in the given order.
-static SmallVector<int64_t> spelledAxes(Operation *from, FlatSymbolRefAttr mesh,
-                                        ArrayRef<int64_t> axes,
-                                        SymbolTableCollection &symbolTable) {
-  SmallVector<int64_t> result(axes);
-  if (result.empty())
-    if (MeshOp meshOp = lookupMesh(from, mesh, &symbolTable))
-      for (int64_t i = 0, e = meshOp.getShape().size(); i < e; ++i)
-        result.push_back(i);
-  return result;
-}
-
 static std::string describe(Operation *op) {
   return op ? ("'" + op->getName().getStringRef() + "'").str()
             : std::string("a block argument");
@@ -256,10 +244,10 @@ FailureOr<ExplicitStage> Matcher::matchStage(Value value,
                                 describeCollective(collective));
   ParameterOp param = plan.param;
   if (collective.getMeshAttr() != param.getMeshAttr() ||
-      spelledAxes(collective, collective.getMeshAttr(), collective.getAxes(),
-                  symbolTable) != spelledAxes(param, param.getMeshAttr(),
-                                              stage.axes.asArrayRef(),
-                                              symbolTable))
+      getSpelledAxes(collective, collective.getMeshAttr(),
+                     collective.getAxes(), &symbolTable) !=
+          getSpelledAxes(param, param.getMeshAttr(), stage.axes.asArrayRef(),
+                         &symbolTable))
     return fail(collective, "expected " + expected + " over the parameter's " +
                                 group + ", but it runs on another group");
   if (collective.getInput().getType() != stage.inputType ||

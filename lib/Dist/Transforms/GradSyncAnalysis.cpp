@@ -1,6 +1,7 @@
 //===- GradSyncAnalysis.cpp - what each tied gradient result holds --------===//
 
 #include "Dist/Transforms/GradSyncAnalysis.h"
+#include "Dist/Transforms/Communication.h"
 #include "Dist/Transforms/ExplicitSync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -10,121 +11,6 @@
 
 using namespace mlir;
 using namespace mlir::dist;
-
-//===----------------------------------------------------------------------===//
-// Communication in a value's backward slice
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Finds communication that a value is computed from: a gradient sync, a
-/// reducing collective, the stash, or a call that may do any of them. A
-/// gather of an argument tied to a parameter is not: that is how ZeRO-3
-/// brings a parameter back. One forward pass over the function marks every op of its
-/// body with the first communication it depends on (an op with regions
-/// depends on everything nested in it), so a query is a lookup: a training
-/// step has thousands of gradients in one function.
-class CommunicationFinder {
-public:
-  CommunicationFinder(SymbolTableCollection &symbolTable,
-                      FunctionOpInterface func)
-      : symbolTable(symbolTable), func(func) {}
-
-  /// The first communicating op `value` depends on, or null.
-  Operation *findIn(Value value);
-
-private:
-  /// Whether `op` itself communicates (a call: whether its callee may).
-  bool communicates(Operation *op, FunctionOpInterface within);
-  bool mayCommunicate(FunctionOpInterface callee);
-  /// The op of the function's body that `value` is defined by or in; null
-  /// for the body's own arguments.
-  Operation *bodyOpOf(Value value);
-  void analyze();
-
-  SymbolTableCollection &symbolTable;
-  FunctionOpInterface func;
-  bool analyzed = false;
-  llvm::DenseMap<Operation *, Operation *> dependsOn;
-  llvm::DenseMap<Operation *, bool> calleeCommunicates;
-};
-} // namespace
-
-bool CommunicationFinder::communicates(Operation *op,
-                                       FunctionOpInterface within) {
-  if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
-    return true;
-  // Other dialects' communication (upstream shard, mpi) and unregistered
-  // ops: nothing proves they do not reduce across ranks.
-  StringRef dialect = op->getName().getDialectNamespace();
-  if (!op->isRegistered() || dialect == "shard" || dialect == "mpi")
-    return true;
-  if (auto gather = dyn_cast<AllGatherOp>(op)) {
-    // Only the gather of a parameter (an argument tied to one) is exempt:
-    // gathering anything else may sum gradients by another name.
-    auto arg = dyn_cast<BlockArgument>(gather.getInput());
-    return !arg || arg.getOwner()->getParentOp() != within ||
-           !within.getArgAttr(arg.getArgNumber(),
-                              DistDialect::getParamAttrName());
-  }
-  if (auto call = dyn_cast<CallOpInterface>(op)) {
-    auto callee =
-        dyn_cast_or_null<FunctionOpInterface>(call.resolveCallableInTable(
-            &symbolTable));
-    return !callee || callee.isExternal() || mayCommunicate(callee);
-  }
-  return false;
-}
-
-bool CommunicationFinder::mayCommunicate(FunctionOpInterface callee) {
-  auto [it, inserted] = calleeCommunicates.try_emplace(callee, true);
-  if (!inserted)
-    return it->second; // Recursion counts as communicating.
-  bool result = callee
-                    ->walk([&](Operation *op) {
-                      return communicates(op, callee) ? WalkResult::interrupt()
-                                                      : WalkResult::advance();
-                    })
-                    .wasInterrupted();
-  calleeCommunicates[callee] = result;
-  return result;
-}
-
-Operation *CommunicationFinder::bodyOpOf(Value value) {
-  Operation *op = value.getDefiningOp();
-  if (!op)
-    op = cast<BlockArgument>(value).getOwner()->getParentOp();
-  if (op == func)
-    return nullptr;
-  return func.getFunctionBody().front().findAncestorOpInBlock(*op);
-}
-
-void CommunicationFinder::analyze() {
-  analyzed = true;
-  for (Operation &op : func.getFunctionBody().front()) {
-    Operation *found = nullptr;
-    op.walk([&](Operation *inner) {
-      if (communicates(inner, func)) {
-        found = inner;
-        return WalkResult::interrupt();
-      }
-      for (Value operand : inner->getOperands()) {
-        Operation *def = bodyOpOf(operand);
-        if (def && def != &op && (found = dependsOn.lookup(def)))
-          return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (found)
-      dependsOn[&op] = found;
-  }
-}
-
-Operation *CommunicationFinder::findIn(Value value) {
-  if (!analyzed)
-    analyze();
-  Operation *def = bodyOpOf(value);
-  return def ? dependsOn.lookup(def) : nullptr;
-}
 
 //===----------------------------------------------------------------------===//
 // Raising explicit chains

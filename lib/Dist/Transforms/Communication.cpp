@@ -1,0 +1,86 @@
+//===- Communication.cpp - what a value's computation communicates -------===//
+
+#include "Dist/Transforms/Communication.h"
+
+#include "mlir/Interfaces/CallInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+bool mlir::dist::CommunicationFinder::communicates(Operation *op,
+                                       FunctionOpInterface within) {
+  if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
+    return true;
+  // Other dialects' communication (upstream shard, mpi) and unregistered
+  // ops: nothing proves they do not reduce across ranks.
+  StringRef dialect = op->getName().getDialectNamespace();
+  if (!op->isRegistered() || dialect == "shard" || dialect == "mpi")
+    return true;
+  if (auto gather = dyn_cast<AllGatherOp>(op)) {
+    // Only the gather of a parameter (an argument tied to one) is exempt:
+    // gathering anything else may sum gradients by another name.
+    auto arg = dyn_cast<BlockArgument>(gather.getInput());
+    return !arg || arg.getOwner()->getParentOp() != within ||
+           !within.getArgAttr(arg.getArgNumber(),
+                              DistDialect::getParamAttrName());
+  }
+  if (auto call = dyn_cast<CallOpInterface>(op)) {
+    auto callee =
+        dyn_cast_or_null<FunctionOpInterface>(call.resolveCallableInTable(
+            &symbolTable));
+    return !callee || callee.isExternal() || mayCommunicate(callee);
+  }
+  return false;
+}
+
+bool mlir::dist::CommunicationFinder::mayCommunicate(FunctionOpInterface callee) {
+  auto [it, inserted] = calleeCommunicates.try_emplace(callee, true);
+  if (!inserted)
+    return it->second; // Recursion counts as communicating.
+  bool result = callee
+                    ->walk([&](Operation *op) {
+                      return communicates(op, callee) ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+                    })
+                    .wasInterrupted();
+  calleeCommunicates[callee] = result;
+  return result;
+}
+
+Operation *mlir::dist::CommunicationFinder::bodyOpOf(Value value) {
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    op = cast<BlockArgument>(value).getOwner()->getParentOp();
+  if (op == func)
+    return nullptr;
+  return func.getFunctionBody().front().findAncestorOpInBlock(*op);
+}
+
+void mlir::dist::CommunicationFinder::analyze() {
+  analyzed = true;
+  for (Operation &op : func.getFunctionBody().front()) {
+    Operation *found = nullptr;
+    op.walk([&](Operation *inner) {
+      if (communicates(inner, func)) {
+        found = inner;
+        return WalkResult::interrupt();
+      }
+      for (Value operand : inner->getOperands()) {
+        Operation *def = bodyOpOf(operand);
+        if (def && def != &op && (found = dependsOn.lookup(def)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (found)
+      dependsOn[&op] = found;
+  }
+}
+
+Operation *mlir::dist::CommunicationFinder::findIn(Value value) {
+  if (!analyzed)
+    analyze();
+  Operation *def = bodyOpOf(value);
+  return def ? dependsOn.lookup(def) : nullptr;
+}
+
