@@ -80,6 +80,13 @@ void reportTiedGradient(func::FuncOp func, GradSyncAnalysis &analysis,
                         TiedGradient &tied, StringRef passName,
                         bool asWarning);
 
+/// Reports a tied gradient a rewrite leaves alone: a warning (left unchanged)
+/// unless `strict` or it is computed from communication, where rewriting
+/// around it would change what it computes: then an error. Returns whether
+/// it was an error.
+bool reportSkipped(func::FuncOp func, GradSyncAnalysis &analysis,
+                   TiedGradient &tied, StringRef passName, bool strict);
+
 /// The stash and the gradient syncs belong to the passes. Before `passName`
 /// rewrites `func`, every dist.stash_grad_for_fsdp in it, every
 /// dist.take_stash that is not the stash sum read by one of its synced

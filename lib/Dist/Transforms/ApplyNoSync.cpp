@@ -182,11 +182,7 @@ struct ApplyNoSyncPass
         else if (t.form == TiedGradient::Form::Local)
           t.reason = "is not synchronized: there is no sync to skip (run "
                      "-dist-insert-grad-sync first)";
-        // Rewriting around a value computed from communication would change
-        // what it computes: always an error.
-        bool warn = !strict && !t.derivedFromCommunication;
-        reportTiedGradient(func, *analysis, t, "apply-no-sync", warn);
-        failedAny |= !warn;
+        failedAny |= reportSkipped(func, *analysis, t, "apply-no-sync", strict);
       }
       if (failedAny)
         return signalPassFailure();

@@ -391,6 +391,14 @@ mlir::dist::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
   return funcs;
 }
 
+bool mlir::dist::reportSkipped(func::FuncOp func, GradSyncAnalysis &analysis,
+                               TiedGradient &tied, StringRef passName,
+                               bool strict) {
+  bool error = strict || tied.derivedFromCommunication;
+  reportTiedGradient(func, analysis, tied, passName, /*asWarning=*/!error);
+  return error;
+}
+
 LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
                                         StringRef passName, const Twine &why,
                                         bool allowCalls) {

@@ -104,10 +104,7 @@ struct DistSyncStepPass
         if (t.form == TiedGradient::Form::Local)
           t.reason = "is not synchronized: there is no sync to add the "
                      "stash to (run -dist-insert-grad-sync first)";
-        // A value computed from a sync cannot be given the stash.
-        bool warn = !strict && !t.derivedFromCommunication;
-        reportTiedGradient(func, *analysis, t, "dist-sync-step", warn);
-        failedAny |= !warn;
+        failedAny |= reportSkipped(func, *analysis, t, "dist-sync-step", strict);
       }
       if (failedAny)
         return signalPassFailure();
