@@ -46,6 +46,15 @@ def Dist_CollectiveOpInterface
       "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
     InterfaceMethod<"the future of the collective's result",
       "::mlir::TypedValue<::mlir::dist::FutureType>", "getResult">,
+    InterfaceMethod<"the dimension it gathers or scatters along (0 when the "
+                    "shape is unchanged)",
+      "int64_t", "getCollectiveDim">,
+    InterfaceMethod<"how it combines values; std::nullopt for a gather",
+      "::std::optional<::mlir::dist::ReductionKind>", "getCollectiveReduction">,
+    StaticInterfaceMethod<"its row of the collective-traits table",
+      "const ::mlir::dist::CollectiveTraits &", "getTraits", (ins), [{
+        return ::mlir::dist::getCollectiveTraits(ConcreteOp::kCollectiveKind);
+      }]>,
   ];
 }
 

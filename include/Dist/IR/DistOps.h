@@ -3,6 +3,7 @@
 #ifndef DIST_IR_DISTOPS_H
 #define DIST_IR_DISTOPS_H
 
+#include "Dist/IR/CollectiveTraits.h"
 #include "Dist/IR/DistEnums.h"
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistTypes.h"
@@ -49,8 +50,12 @@ std::optional<int64_t> getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
                                     ArrayRef<int64_t> axes,
                                     SymbolTableCollection *symbolTable = nullptr);
 
-/// Whether the runtime has a dtype for `type` (f32, f64, f16, bf16, and
-/// signless i32 and i64): the element types collectives and parameters take.
+/// The runtime's `distrt_dtype` (dist_runtime.h) for element type `type`
+/// (f32, f64, f16, bf16, signless i32 and i64); std::nullopt for others.
+std::optional<int32_t> getRuntimeDtype(Type type);
+
+/// Whether the runtime has a dtype for `type`: the element types collectives
+/// and parameters take.
 bool isRuntimeElementType(Type type);
 
 /// The bytes a statically shaped tensor of integers, floats (or complex

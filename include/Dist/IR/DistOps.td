@@ -123,7 +123,10 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
 // Collectives
 //===----------------------------------------------------------------------===//
 
-class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
+// `kind` names its CollectiveKind (CollectiveTraits.h, the table of what
+// every collective is); `dim` and `reduction` are C++ expressions on the op.
+class Dist_CollectiveOp<string mnemonic, string kind, string dim,
+                        string reduction, list<Trait> traits = []>
     : Dist_Op<mnemonic, !listconcat(traits, [
         Dist_CommEffects,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
@@ -132,9 +135,18 @@ class Dist_CollectiveOp<string mnemonic, list<Trait> traits = []>
   dag groupArgs = (ins FlatSymbolRefAttr:$mesh,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes);
   let results = (outs Dist_TensorFuture:$result);
+  let extraClassDeclaration = [{
+    static constexpr ::mlir::dist::CollectiveKind kCollectiveKind =
+        ::mlir::dist::CollectiveKind::}] # kind # [{;
+    int64_t getCollectiveDim() { return }] # dim # [{; }
+    ::std::optional<::mlir::dist::ReductionKind> getCollectiveReduction() {
+      return }] # reduction # [{;
+    }
+  }];
 }
 
-def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather"> {
+def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather", "AllGather",
+    "getGatherAxis()", "::std::nullopt"> {
   let summary = "start gathering every rank's tensor along a dimension";
   let description = [{
     Concatenates the `input` of every rank of the group, in rank order, along
@@ -160,7 +172,8 @@ def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather"> {
   let hasVerifier = 1;
 }
 
-def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter"> {
+def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", "ReduceScatter",
+    "getScatterAxis()", "getReduction()"> {
   let summary = "start reducing tensors and scattering the result";
   let description = [{
     Combines the `input` of every rank of the group with `reduction`, then
@@ -188,7 +201,8 @@ def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter"> {
   let hasVerifier = 1;
 }
 
-def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", [
+def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", "AllReduce", "0",
+    "getReduction()", [
     TypesMatchWith<"result is a future of the input type", "input", "result",
                    "::mlir::dist::FutureType::get($_self)">]> {
   let summary = "start reducing a tensor across the group";

@@ -17,8 +17,8 @@ namespace mlir::dist {
 
 /// One collective of a gradient sync: always a sum, followed by its wait.
 struct GradSyncStage {
-  enum class Kind { ReduceScatterDim0, AllReduce };
-  Kind kind;
+  /// ReduceScatter (along dim 0) or AllReduce.
+  CollectiveKind kind;
   /// The mesh axes of the group, as the parameter spells them.
   DenseI64ArrayAttr axes;
   int64_t groupSize;

@@ -8,11 +8,21 @@
 
 #include "Dist/IR/DistOps.h"
 
+#include "dist_runtime/dist_runtime.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::dist;
+
+// The lowering passes a ReductionKind to the runtime as its integer value.
+static_assert(int(ReductionKind::Sum) == DISTRT_SUM &&
+                  int(ReductionKind::Avg) == DISTRT_AVG &&
+                  int(ReductionKind::Max) == DISTRT_MAX &&
+                  int(ReductionKind::Min) == DISTRT_MIN &&
+                  int(ReductionKind::Prod) == DISTRT_PROD,
+              "ReductionKind must match dist_runtime.h's distrt_reduction");
 
 std::optional<int64_t> mlir::dist::getTensorBytes(ShapedType type) {
   if (!type.hasStaticShape())
@@ -33,10 +43,24 @@ std::optional<int64_t> mlir::dist::getTensorBytes(ShapedType type) {
   return bytes;
 }
 
+std::optional<int32_t> mlir::dist::getRuntimeDtype(Type type) {
+  if (type.isF32())
+    return DISTRT_F32;
+  if (type.isF64())
+    return DISTRT_F64;
+  if (type.isF16())
+    return DISTRT_F16;
+  if (type.isBF16())
+    return DISTRT_BF16;
+  if (type.isSignlessInteger(32))
+    return DISTRT_I32;
+  if (type.isSignlessInteger(64))
+    return DISTRT_I64;
+  return std::nullopt;
+}
+
 bool mlir::dist::isRuntimeElementType(Type type) {
-  // runtime/include/dist_runtime/dist_runtime.h, distrt_dtype.
-  return type.isF32() || type.isF64() || type.isF16() || type.isBF16() ||
-         type.isSignlessInteger(32) || type.isSignlessInteger(64);
+  return getRuntimeDtype(type).has_value();
 }
 
 /// What the runtime can move: a dense buffer of one of its dtypes, of a

@@ -248,13 +248,53 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-LogicalResult AllGatherOp::verify() {
-  RankedTensorType result = payloadTensor(getResult());
+/// The shape checks every collective shares, read from its traits: the
+/// result differs from the input at most along the collective's dim.
+static LogicalResult verifyCollectiveShape(CollectiveOpInterface op) {
+  RankedTensorType result = payloadTensor(op.getResult());
   if (!result)
-    return emitOpError("expected a future of a ranked tensor");
-  return verifyAllButDim(*this, getInput().getType(), result, getGatherAxis(),
-                         "gather_axis");
+    return op->emitOpError("expected a future of a ranked tensor");
+  if (op.getTraits().shape == ShapeRule::Same)
+    return success(); // TypesMatchWith checks the whole type.
+  return verifyAllButDim(op, op.getInput().getType(), result,
+                         op.getCollectiveDim(), op.getTraits().dimAttrName);
 }
+
+/// The extent along the collective's dim, which needs the group size.
+static LogicalResult verifyCollectiveExtent(CollectiveOpInterface op,
+                                            int64_t size) {
+  int64_t dim = op.getCollectiveDim();
+  int64_t in = op.getInput().getType().getDimSize(dim);
+  int64_t out = payloadTensor(op.getResult()).getDimSize(dim);
+  const CollectiveTraits &traits = op.getTraits();
+  if (traits.shape == ShapeRule::Same)
+    return success();
+  if (traits.shape == ShapeRule::TimesGroup) {
+    FailureOr<int64_t> expected = gatheredDim(op, dim, in, size);
+    if (failed(expected))
+      return failure();
+    if (*expected != out)
+      return op->emitOpError()
+             << "expected result dim " << dim << " to be "
+             << dimStr(*expected) << " (input dim " << dimStr(in)
+             << " x group size " << size << "), but got " << dimStr(out);
+    return success();
+  }
+  std::optional<int64_t> expected =
+      ShapedType::isDynamic(in) ? in : traits.resultExtent(in, size);
+  if (!expected)
+    return op->emitOpError() << "expected input dim " << dim
+                             << " to be divisible by the group size " << size
+                             << ", but got " << in;
+  if (*expected != out)
+    return op->emitOpError()
+           << "expected result dim " << dim << " to be " << dimStr(*expected)
+           << " (input dim " << dimStr(in) << " / group size " << size
+           << "), but got " << dimStr(out);
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() { return verifyCollectiveShape(*this); }
 
 /// When `input` is a function argument tied to a parameter, `op` brings that
 /// parameter in, and must do so as the parameter is declared: on its mesh
@@ -300,26 +340,11 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       failed(verifyTiedInput(*this, getInput(), getMeshAttr(), getAxes(),
                              getGatherAxis() == 0, symbolTable)))
     return failure();
-  int64_t dim = getGatherAxis();
-  int64_t in = getInput().getType().getDimSize(dim);
-  int64_t out = payloadTensor(getResult()).getDimSize(dim);
-  FailureOr<int64_t> expected = gatheredDim(*this, dim, in, *size);
-  if (failed(expected))
-    return failure();
-  if (*expected != out)
-    return emitOpError() << "expected result dim " << dim << " to be "
-                         << dimStr(*expected) << " (input dim " << dimStr(in)
-                         << " x group size " << *size << "), but got "
-                         << dimStr(out);
-  return success();
+  return verifyCollectiveExtent(*this, *size);
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  RankedTensorType result = payloadTensor(getResult());
-  if (!result)
-    return emitOpError("expected a future of a ranked tensor");
-  return verifyAllButDim(*this, getInput().getType(), result, getScatterAxis(),
-                         "scatter_axis");
+  return verifyCollectiveShape(*this);
 }
 
 LogicalResult
@@ -327,25 +352,15 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
   if (failed(size))
     return failure();
-  int64_t dim = getScatterAxis();
-  int64_t in = getInput().getType().getDimSize(dim);
-  int64_t out = payloadTensor(getResult()).getDimSize(dim);
-  if (!ShapedType::isDynamic(in) && in % *size != 0)
-    return emitOpError() << "expected input dim " << dim
-                         << " to be divisible by the group size " << *size
-                         << ", but got " << in;
-  int64_t expected = ShapedType::isDynamic(in) ? in : in / *size;
-  if (expected != out)
-    return emitOpError() << "expected result dim " << dim << " to be "
-                         << dimStr(expected) << " (input dim " << dimStr(in)
-                         << " / group size " << *size << "), but got "
-                         << dimStr(out);
-  return success();
+  return verifyCollectiveExtent(*this, *size);
 }
 
 LogicalResult
 AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyGroup(*this, symbolTable);
+  FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
+  if (failed(size))
+    return failure();
+  return verifyCollectiveExtent(*this, *size);
 }
 
 //===----------------------------------------------------------------------===//

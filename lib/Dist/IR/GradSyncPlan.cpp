@@ -85,12 +85,12 @@ mlir::dist::getGradSyncPlan(ParameterOp param,
     plan.localGradType = plan.syncedType.clone(shape);
   }
   plan.stages.push_back(
-      {param.isSharded() ? GradSyncStage::Kind::ReduceScatterDim0
-                         : GradSyncStage::Kind::AllReduce,
+      {param.isSharded() ? CollectiveKind::ReduceScatter
+                         : CollectiveKind::AllReduce,
        param.getAxesAttr(), *shardGroup, plan.localGradType, plan.syncedType,
        /*onReplicateAxes=*/false});
   if (hybrid)
-    plan.stages.push_back({GradSyncStage::Kind::AllReduce,
+    plan.stages.push_back({CollectiveKind::AllReduce,
                            param.getReplicateAxesAttr(), *replicateGroup,
                            plan.syncedType, plan.syncedType,
                            /*onReplicateAxes=*/true});

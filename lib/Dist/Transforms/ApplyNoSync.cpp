@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
-#include "Dist/Transforms/GradSyncAnalysis.h"
+#include "GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,7 +1,7 @@
 //===- CommReport.cpp - bytes moved by collectives, per call and window ---===//
 
 #include "Dist/IR/DistOps.h"
-#include "Dist/Transforms/ExplicitSync.h"
+#include "ExplicitSync.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -140,9 +140,9 @@ struct DistCommReportPass
   }
 
   LogicalResult addRow(SmallVectorImpl<Row> &rows, func::FuncOp func,
-                       Operation *op, StringRef kind,
+                       Operation *op, const CollectiveTraits &traits,
                        std::optional<int64_t> size, RankedTensorType full,
-                       bool allReduce, StringRef param) {
+                       StringRef param) {
     if (!size || !full.hasStaticShape())
       return op->emitError("dist-comm-report: needs a static shape and a "
                            "valid group to count bytes");
@@ -153,8 +153,8 @@ struct DistCommReportPass
                              << "or more than 2^63 - 1 bytes)";
     int64_t w = *size;
     int64_t bytes = *fullBytes;
-    double factor = allReduce ? 2.0 * (w - 1) / w : double(w - 1) / w;
-    rows.push_back({func.getName().str(), kind.str(), str(op->getLoc()),
+    double factor = traits.wireFactor(w);
+    rows.push_back({func.getName().str(), traits.name.str(), str(op->getLoc()),
                     str(full), w, bytes, bytes * factor, param.str()});
     return success();
   }
@@ -174,13 +174,14 @@ struct DistCommReportPass
                           "loop; the report counts it once per call");
         LogicalResult added = success();
         if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+          const CollectiveTraits &traits = collective.getTraits();
           RankedTensorType full = collective.getInput().getType();
-          if (isa<AllGatherOp>(op))
+          if (traits.fullTensorIsResult())
             full = cast<RankedTensorType>(
                 collective.getResult().getType().getValueType());
-          added = addRow(rows, func, op, op->getName().stripDialect(),
+          added = addRow(rows, func, op, traits,
                          collective.getGroupSize(&symbolTable), full,
-                         isa<AllReduceOp>(op), gradientOf.lookup(op));
+                         gradientOf.lookup(op));
         } else if (auto sync = dyn_cast<GradSyncOp>(op)) {
           added = addGradSyncRows(rows, func, sync, symbolTable);
         }
@@ -215,11 +216,8 @@ struct DistCommReportPass
       return sync.emitError() << "dist-comm-report: cannot count the sync of "
                               << sync.getParamAttr() << ": " << why;
     for (const GradSyncStage &stage : plan->stagesOf(sync.getPhase())) {
-      bool allReduce = stage.kind == GradSyncStage::Kind::AllReduce;
-      if (failed(addRow(rows, func, sync,
-                        allReduce ? "all_reduce" : "reduce_scatter",
-                        stage.groupSize, stage.inputType, allReduce,
-                        param.getSymName())))
+      if (failed(addRow(rows, func, sync, getCollectiveTraits(stage.kind),
+                        stage.groupSize, stage.inputType, param.getSymName())))
         return failure();
     }
     return success();

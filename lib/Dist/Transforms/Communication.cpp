@@ -1,6 +1,6 @@
 //===- Communication.cpp - what a value's computation communicates -------===//
 
-#include "Dist/Transforms/Communication.h"
+#include "Communication.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
 

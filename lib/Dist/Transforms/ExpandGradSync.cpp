@@ -43,7 +43,7 @@ static Value expandStage(OpBuilder &builder, Location loc, Value input,
   auto sum = ReductionKindAttr::get(context, ReductionKind::Sum);
   auto future = FutureType::get(stage.resultType);
   Value started;
-  if (stage.kind == GradSyncStage::Kind::ReduceScatterDim0)
+  if (stage.kind == CollectiveKind::ReduceScatter)
     started = ReduceScatterOp::create(builder, loc, future, input,
                                       param.getMeshAttr(), stage.axes, sum,
                                       builder.getI64IntegerAttr(0));

@@ -1,6 +1,6 @@
 //===- ExplicitSync.cpp - gradient syncs spelled as collectives -----------===//
 
-#include "Dist/Transforms/ExplicitSync.h"
+#include "ExplicitSync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -148,15 +148,16 @@ static std::string describe(Operation *op) {
 }
 
 /// `collective` as a diagnostic names it: kind, reduction, axis.
-static std::string describeCollective(Operation *collective) {
-  if (auto op = dyn_cast<AllReduceOp>(collective))
-    return ("a " + stringifyReductionKind(op.getReduction()) + " all_reduce")
-        .str();
-  if (auto op = dyn_cast<ReduceScatterOp>(collective))
-    return ("a " + stringifyReductionKind(op.getReduction()) +
-            " reduce_scatter along dim " + Twine(op.getScatterAxis()))
-        .str();
-  return describe(collective);
+static std::string describeCollective(CollectiveOpInterface collective) {
+  std::optional<ReductionKind> reduction = collective.getCollectiveReduction();
+  if (!reduction)
+    return describe(collective);
+  const CollectiveTraits &traits = collective.getTraits();
+  std::string text =
+      ("a " + stringifyReductionKind(*reduction) + " " + traits.name).str();
+  if (!traits.dimAttrName.empty())
+    text += " along dim " + std::to_string(collective.getCollectiveDim());
+  return text;
 }
 
 Value mlir::dist::lookThroughStashAdd(Value value, FlatSymbolRefAttr param) {
@@ -224,19 +225,14 @@ FailureOr<ExplicitStage> Matcher::matchStage(Value value,
     return fail(wait, "the waited future does not come from a collective");
   if (failed(onlyUsedBy(collective.getResult(), wait, "the future")))
     return failure();
-  bool kindMatches = false;
-  if (stage.kind == GradSyncStage::Kind::AllReduce) {
-    auto op = dyn_cast<AllReduceOp>(collective.getOperation());
-    kindMatches = op && op.getReduction() == ReductionKind::Sum;
-  } else {
-    auto op = dyn_cast<ReduceScatterOp>(collective.getOperation());
-    kindMatches = op && op.getReduction() == ReductionKind::Sum &&
-                  op.getScatterAxis() == 0;
-  }
-  std::string expected =
-      stage.kind == GradSyncStage::Kind::AllReduce
-          ? "a sum all_reduce"
-          : "a sum reduce_scatter along dim 0";
+  // Every stage is a sum along dim 0 (for all_reduce the dim is 0 too).
+  const CollectiveTraits &traits = getCollectiveTraits(stage.kind);
+  bool kindMatches = collective.getTraits().kind == stage.kind &&
+                     collective.getCollectiveReduction() == ReductionKind::Sum &&
+                     collective.getCollectiveDim() == 0;
+  std::string expected = ("a sum " + traits.name).str();
+  if (!traits.dimAttrName.empty())
+    expected += " along dim 0";
   std::string group = stage.onReplicateAxes ? "replicate axes" : "axes";
   if (!kindMatches)
     return fail(collective, "expected " + expected + " over the parameter's " +

@@ -1,8 +1,8 @@
 //===- GradSyncAnalysis.cpp - what each tied gradient result holds --------===//
 
-#include "Dist/Transforms/GradSyncAnalysis.h"
-#include "Dist/Transforms/Communication.h"
-#include "Dist/Transforms/ExplicitSync.h"
+#include "GradSyncAnalysis.h"
+#include "Communication.h"
+#include "ExplicitSync.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/CallInterfaces.h"

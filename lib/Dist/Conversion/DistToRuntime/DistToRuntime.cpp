@@ -7,11 +7,17 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/Passes.h"
+#include "Dist/Conversion/RuntimeApi.h"
 #include "Dist/IR/DistOps.h"
+#include "dist_runtime/dist_runtime.h"
 
+#include "mlir/Dialect/Func/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <type_traits>
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_CONVERTDISTTORUNTIMEPASS
@@ -25,20 +31,9 @@ using namespace mlir::dist;
 
 namespace {
 
-/// The runtime's distrt_dtype for an element type.
-std::optional<int32_t> runtimeDtype(Type type) {
-  if (type.isF32()) return 0;
-  if (type.isF64()) return 1;
-  if (type.isF16()) return 2;
-  if (type.isBF16()) return 3;
-  if (type.isSignlessInteger(32)) return 4;
-  if (type.isSignlessInteger(64)) return 5;
-  return std::nullopt;
-}
-
 /// The runtime dtype of a stash op's tensor, or an error on `op`.
 std::optional<int32_t> stashDtype(Operation *op, RankedTensorType type) {
-  std::optional<int32_t> dtype = runtimeDtype(type.getElementType());
+  std::optional<int32_t> dtype = getRuntimeDtype(type.getElementType());
   if (!dtype || !type.hasStaticShape()) {
     op->emitOpError("cannot be lowered to the runtime: needs a static shape "
                     "and an f32, f64, f16, bf16, i32 or i64 element type");
@@ -47,55 +42,55 @@ std::optional<int32_t> stashDtype(Operation *op, RankedTensorType type) {
   return dtype;
 }
 
-/// The runtime's C API (dist_runtime.h) with the types the lowering gives
-/// it, one letter a type: `i` i32 (status, dtype, reduction), `l` i64 (count,
-/// group, handle), `p` !llvm.ptr; the result after the colon.
-constexpr std::pair<StringLiteral, StringLiteral> kRuntimeApi[] = {
-    {"distrt_init", "l:i"},
-    {"distrt_finalize", ":i"},
-    {"distrt_is_initialized", ":i"},
-    {"distrt_rank", ":l"},
-    {"distrt_world_size", ":l"},
-    {"distrt_backend_name", ":p"},
-    {"distrt_last_error", ":p"},
-    {"distrt_check", "i:"},
-    {"distrt_set_watchdog_timeout_ms", "l:"},
-    {"distrt_group_create", "lplpp:i"},
-    {"distrt_group_size", "lp:i"},
-    {"distrt_group_rank", "lp:i"},
-    {"distrt_all_gather_async", "lplplip:i"},
-    {"distrt_reduce_scatter_async", "lplpliip:i"},
-    {"distrt_all_reduce_async", "lppliip:i"},
-    {"distrt_wait", "l:i"},
-    {"distrt_wait_send", "lp:i"},
-    {"distrt_test", "lp:i"},
-    {"distrt_all_gather", "lplpli:i"},
-    {"distrt_reduce_scatter", "lplplii:i"},
-    {"distrt_all_reduce", "lpplii:i"},
-    {"distrt_stash_add", "ppli:i"},
-    {"distrt_stash_read", "pplip:i"},
-    {"distrt_stash_take", "ppli:i"},
-    {"distrt_stash_bytes", ":l"},
-    {"distrt_get_stats", "p:i"},
-    {"distrt_reset_stats", ":"},
-    {"distrt_print_stats", ":"},
-};
+/// The MLIR type the lowering passes for C type `T`: !llvm.ptr for pointers,
+/// a signless integer of the same width for integers and the C enums.
+template <typename T>
+Type typeOfC(MLIRContext *ctx) {
+  if constexpr (std::is_pointer_v<T>) {
+    return LLVM::LLVMPointerType::get(ctx);
+  } else {
+    static_assert(std::is_integral_v<T> || std::is_enum_v<T>,
+                  "the runtime API passes integers, enums and pointers only");
+    return IntegerType::get(ctx, 8 * sizeof(T));
+  }
+}
 
-/// The signature of runtime function `name`; null when there is none.
-FunctionType runtimeSignature(MLIRContext *ctx, StringRef name) {
+/// The signature of a C function of type R(A...).
+template <typename R, typename... A>
+FunctionType signatureOfC(MLIRContext *ctx, R (*)(A...)) {
+  SmallVector<Type> results;
+  if constexpr (!std::is_void_v<R>)
+    results.push_back(typeOfC<R>(ctx));
+  return FunctionType::get(ctx, {typeOfC<A>(ctx)...}, results);
+}
+
+/// Every entry point of dist_runtime.h, with its signature derived from the
+/// declaration (decltype only: nothing here links the runtime).
+struct RuntimeFunction {
+  StringLiteral name;
+  FunctionType (*signature)(MLIRContext *);
+};
+#define DISTRT_API(fn)                                                         \
+  RuntimeFunction{#fn, [](MLIRContext *ctx) {                                  \
+                    return signatureOfC(ctx, static_cast<decltype(&fn)>(nullptr)); \
+                  }},
+constexpr RuntimeFunction kRuntimeApi[] = {
+#include "dist_runtime/dist_runtime_api.def"
+};
+#undef DISTRT_API
+
+} // namespace
+
+FunctionType mlir::dist::getRuntimeSignature(MLIRContext *ctx, StringRef name) {
   const auto *entry = llvm::find_if(
-      kRuntimeApi, [&](const auto &api) { return api.first == name; });
+      kRuntimeApi, [&](const RuntimeFunction &fn) { return fn.name == name; });
   if (entry == std::end(kRuntimeApi))
     return {};
-  auto typeOf = [&](char c) -> Type {
-    if (c == 'p')
-      return LLVM::LLVMPointerType::get(ctx);
-    return IntegerType::get(ctx, c == 'i' ? 32 : 64);
-  };
-  auto [args, results] = entry->second.split(':');
-  return FunctionType::get(ctx, llvm::map_to_vector(args, typeOf),
-                           llvm::map_to_vector(results, typeOf));
+  ctx->getOrLoadDialect<LLVM::LLVMDialect>(); // for !llvm.ptr
+  return entry->signature(ctx);
 }
+
+namespace {
 
 /// The lowering calls the runtime by symbol name and binds whatever the
 /// module already holds under that name: a user's @distrt_wait was called
@@ -107,7 +102,7 @@ LogicalResult checkRuntimeSymbols(ModuleOp module) {
         op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     if (!name || !name.getValue().starts_with("distrt_"))
       continue;
-    FunctionType expected = runtimeSignature(module.getContext(), name);
+    FunctionType expected = getRuntimeSignature(module.getContext(), name);
     auto func = dyn_cast<func::FuncOp>(op);
     if (expected && func && func.isExternal() &&
         func.getFunctionType() == expected)
@@ -131,7 +126,7 @@ LogicalResult checkRuntimeSymbols(ModuleOp module) {
 
 class Lowering {
 public:
-  Lowering(ModuleOp module) : module_(module), symbols_(module) {}
+  Lowering(ModuleOp module) : module_(module) {}
 
   LogicalResult run();
   unsigned numCollectives = 0, numStashOps = 0;
@@ -141,8 +136,8 @@ private:
   LogicalResult lowerStash(StashGradOp op);
   LogicalResult lowerTakeStash(TakeStashOp op);
 
-  /// Declares (once) the runtime function `name`.
-  func::FuncOp runtimeFunc(StringRef name, TypeRange args, TypeRange results);
+  /// Declares (once) the runtime function `name`, with its C signature.
+  func::FuncOp runtimeFunc(StringRef name);
   /// Calls a status-returning runtime function and checks the status.
   void callChecked(OpBuilder &b, Location loc, StringRef name,
                    ValueRange args);
@@ -152,6 +147,8 @@ private:
   Value constantArray(OpBuilder &b, Location loc, ArrayRef<int64_t> values);
   /// The address of a NUL-terminated string (parameter names).
   Value constantString(OpBuilder &b, Location loc, StringRef text);
+  /// A symbol name with `prefix` that the module does not use yet.
+  std::string freshSymbol(StringRef prefix);
   /// The runtime group id of `op`'s process group.
   Value groupId(OpBuilder &b, Location loc, ProcessGroupOpInterface op,
                 MeshOp mesh);
@@ -164,31 +161,31 @@ private:
   }
 
   ModuleOp module_;
-  SymbolTable symbols_;
+  SymbolTableCollection symbolTables_;
   unsigned nextGlobal_ = 0;
-  llvm::StringMap<Operation *> arrays_, strings_;
+  llvm::StringMap<Operation *> arrays_;
+  /// The global holding each string constant.
+  llvm::StringMap<std::string> strings_;
 };
 
-func::FuncOp Lowering::runtimeFunc(StringRef name, TypeRange args,
-                                   TypeRange results) {
-  if (auto existing = symbols_.lookup<func::FuncOp>(name))
-    return existing;
-  OpBuilder b(module_.getBodyRegion());
-  b.setInsertionPointToEnd(module_.getBody());
-  auto func = func::FuncOp::create(b, module_.getLoc(), name,
-                                   b.getFunctionType(args, results));
-  func.setPrivate();
-  symbols_.insert(func);
-  return func;
+func::FuncOp Lowering::runtimeFunc(StringRef name) {
+  FunctionType type = getRuntimeSignature(module_.getContext(), name);
+  assert(type && "not an entry point of dist_runtime.h");
+  // checkRuntimeSymbols has refused any other use of the name.
+  FailureOr<func::FuncOp> existing =
+      func::lookupFnDecl(module_, name, type, &symbolTables_);
+  if (succeeded(existing) && *existing)
+    return *existing;
+  OpBuilder b(module_.getContext());
+  return func::createFnDecl(b, module_, name, type, /*setPrivate=*/true,
+                            &symbolTables_);
 }
 
 void Lowering::callChecked(OpBuilder &b, Location loc, StringRef name,
                            ValueRange args) {
-  func::FuncOp callee =
-      runtimeFunc(name, args.getTypes(), {b.getI32Type()});
-  Value status = func::CallOp::create(b, loc, callee, args).getResult(0);
-  func::FuncOp check = runtimeFunc("distrt_check", {b.getI32Type()}, {});
-  func::CallOp::create(b, loc, check, status);
+  Value status =
+      func::CallOp::create(b, loc, runtimeFunc(name), args).getResult(0);
+  func::CallOp::create(b, loc, runtimeFunc("distrt_check"), status);
 }
 
 Value Lowering::pointerOf(OpBuilder &b, Location loc, Value memref) {
@@ -225,31 +222,36 @@ Value Lowering::constantArray(OpBuilder &b, Location loc,
     auto init = DenseElementsAttr::get(
         RankedTensorType::get(type.getShape(), b.getI64Type()),
         ArrayRef<int64_t>(data));
-    std::string name = "__dist_i64_" + std::to_string(nextGlobal_++);
-    global = memref::GlobalOp::create(gb, loc, name,
+    global = memref::GlobalOp::create(gb, loc, freshSymbol("__dist_i64_"),
                                       gb.getStringAttr("private"), type, init,
                                       /*constant=*/true, IntegerAttr());
-    symbols_.insert(global);
+    symbolTables_.getSymbolTable(module_).insert(global);
   }
   Value array = memref::GetGlobalOp::create(
       b, loc, type, cast<memref::GlobalOp>(global).getSymName());
   return pointerOf(b, loc, array);
 }
 
+std::string Lowering::freshSymbol(StringRef prefix) {
+  SymbolTable &symbols = symbolTables_.getSymbolTable(module_);
+  std::string name;
+  do
+    name = (prefix + Twine(nextGlobal_++)).str();
+  while (symbols.lookup(name));
+  return name;
+}
+
 Value Lowering::constantString(OpBuilder &b, Location loc, StringRef text) {
-  Operation *&global = strings_[text];
-  std::string value = (text + StringRef("\0", 1)).str();
-  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), value.size());
-  if (!global) {
-    OpBuilder gb(module_.getBodyRegion());
-    gb.setInsertionPointToStart(module_.getBody());
-    std::string name = "__dist_str_" + std::to_string(nextGlobal_++);
-    global = LLVM::GlobalOp::create(gb, loc, type, /*isConstant=*/true,
-                                    LLVM::Linkage::Internal, name,
-                                    gb.getStringAttr(value));
-    symbols_.insert(global);
-  }
-  return LLVM::AddressOfOp::create(b, loc, cast<LLVM::GlobalOp>(global));
+  SymbolTable &symbols = symbolTables_.getSymbolTable(module_);
+  std::string &name = strings_[text];
+  if (!name.empty())
+    return LLVM::AddressOfOp::create(b, loc,
+                                     symbols.lookup<LLVM::GlobalOp>(name));
+  name = freshSymbol("__dist_str_");
+  Value address = LLVM::createGlobalString(
+      loc, b, name, (text + StringRef("\0", 1)).str(), LLVM::Linkage::Internal);
+  symbols.insert(module_.lookupSymbol(name)); // already unique: no rename
+  return address;
 }
 
 Value Lowering::groupId(OpBuilder &b, Location loc,
@@ -301,7 +303,7 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
   RankedTensorType inType = op.getInput().getType();
   auto outType =
       cast<RankedTensorType>(cast<FutureType>(future.getType()).getValueType());
-  std::optional<int32_t> dtype = runtimeDtype(inType.getElementType());
+  std::optional<int32_t> dtype = getRuntimeDtype(inType.getElementType());
   if (!dtype)
     return op->emitOpError() << "cannot be lowered to the runtime: element "
                                 "type "
@@ -316,20 +318,12 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
 
   Location loc = op.getLoc();
   OpBuilder b(op);
-  int64_t dim = 0;
-  StringRef kind;
-  int32_t reduction = 0;
-  if (auto gather = dyn_cast<AllGatherOp>(op.getOperation())) {
-    dim = gather.getGatherAxis();
-    kind = "all_gather";
-  } else if (auto scatter = dyn_cast<ReduceScatterOp>(op.getOperation())) {
-    dim = scatter.getScatterAxis();
-    kind = "reduce_scatter";
-    reduction = int32_t(scatter.getReduction());
-  } else {
-    kind = "all_reduce";
-    reduction = int32_t(cast<AllReduceOp>(op.getOperation()).getReduction());
-  }
+  const CollectiveTraits &traits = op.getTraits();
+  int64_t dim = op.getCollectiveDim();
+  // ReductionKind's values are distrt_reduction's (static_assert in
+  // DistLimits.cpp).
+  int32_t reduction =
+      int32_t(op.getCollectiveReduction().value_or(ReductionKind::Sum));
 
   // The runtime works on dim 0 of contiguous buffers.
   Value input = op.getInput();
@@ -357,19 +351,17 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
   Value handlePtr = pointerOf(b, loc, handleSlot);
   int64_t sendCount = inBufType.getNumElements();
   int64_t recvCount = outBufType.getNumElements();
-  if (kind == "all_gather")
-    callChecked(b, loc, "distrt_all_gather_async",
-                {group, send, i64(b, loc, sendCount), recv,
-                 i64(b, loc, recvCount), i32(b, loc, *dtype), handlePtr});
-  else if (kind == "reduce_scatter")
-    callChecked(b, loc, "distrt_reduce_scatter_async",
-                {group, send, i64(b, loc, sendCount), recv,
-                 i64(b, loc, recvCount), i32(b, loc, *dtype),
-                 i32(b, loc, reduction), handlePtr});
+  // The argument lists of dist_runtime.h's non-blocking collectives.
+  SmallVector<Value> args{group, send};
+  if (traits.shape == ShapeRule::Same) // one count; send may equal recv
+    args.append({recv, i64(b, loc, sendCount)});
   else
-    callChecked(b, loc, "distrt_all_reduce_async",
-                {group, send, recv, i64(b, loc, sendCount),
-                 i32(b, loc, *dtype), i32(b, loc, reduction), handlePtr});
+    args.append({i64(b, loc, sendCount), recv, i64(b, loc, recvCount)});
+  args.push_back(i32(b, loc, *dtype));
+  if (traits.reduces)
+    args.push_back(i32(b, loc, reduction));
+  args.push_back(handlePtr);
+  callChecked(b, loc, traits.runtimeFunction, args);
   Value handle = memref::LoadOp::create(b, loc, handleSlot, ValueRange{});
 
   // The wait: complete the collective, then hand its buffer to tensor IR.

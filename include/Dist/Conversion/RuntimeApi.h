@@ -1,0 +1,25 @@
+//===- RuntimeApi.h - the runtime's C API as the lowering sees it -*- C++ -*-===//
+//
+// The compiler side of the compiler↔runtime contract. The runtime's C header
+// (runtime/include/dist_runtime/dist_runtime.h) is the one source: entry
+// points are listed in dist_runtime_api.def and their MLIR signatures derived
+// from their C declarations; dtypes come from getRuntimeDtype (DistOps.h) and
+// reductions are tied to ReductionKind by static_asserts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_CONVERSION_RUNTIMEAPI_H
+#define DIST_CONVERSION_RUNTIMEAPI_H
+
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::dist {
+
+/// The signature lowered code calls runtime entry point `name` with: C
+/// pointers as !llvm.ptr, integers and enums as signless integers of their
+/// width. Null when `name` is not an entry point of dist_runtime.h.
+FunctionType getRuntimeSignature(MLIRContext *ctx, StringRef name);
+
+} // namespace mlir::dist
+
+#endif // DIST_CONVERSION_RUNTIMEAPI_H
