@@ -5,8 +5,9 @@
 //
 // Compiles a training step in the frontend model of docs/Design.md in
 // process (the no_sync pipeline, which leaves its own output unchanged, then
-// -dist-lower-to-llvm) and JIT-compiles it with
-// MLIR's ExecutionEngine; every rank compiles the same module. Arguments tied
+// -dist-lower-to-llvm) and JIT-compiles it with MLIR's ExecutionEngine
+// (tools/StepRunner/JitStep.h, whose window loop runs it); every rank
+// compiles the same module. Arguments tied
 // to a dist.parameter are initialized from the seed (each shard from the
 // rank's position in the parameter's group, so replicated copies agree);
 // every other argument is data, drawn from the seed and the rank (each rank
