@@ -8,7 +8,8 @@
 //
 // Each rank draws its own data from the seed. Per optimizer window of K = 4
 // micro-batches of 32: @step_no_sync for 1..K-1, @step (the one-round sync
-// step) for K, then SGD (lr 1e-3) on the local shard. Checks, every window:
+// step) for K (the window loop of tools/StepRunner), then SGD (lr 1e-3) on
+// the local shard. Checks, every window:
 //   - the accumulated gradient equals a full-batch backward computed here in
 //     double precision from all ranks' data (atol 5e-5, rtol 5e-3);
 //   - it equals always-sync accumulation (@step K times, the stash empty):
