@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -48,26 +49,37 @@ def timed(cmd, reps):
     return statistics.median(samples)
 
 
+def timers(entries, times):
+    """Adds the wall seconds of every timer of MLIR's JSON timing report to
+    `times`, by name: the parser, each pass (nested ones too) and the printer;
+    not the analyses ("(A) ..."), Rest or Total. A pass that runs twice is
+    the sum of its runs."""
+    for entry in entries:
+        name = entry.get("name")  # each "passes" list ends with an empty {}
+        if name is None or name in ("Total", "Rest") or name.startswith("(A) "):
+            continue
+        times[name] = times.get(name, 0.0) + entry["wall"]["duration"]
+        timers(entry.get("passes", []), times)
+
+
 def pass_times(cmd, reps):
-    """Median wall seconds of each entry of the -mlir-timing report (the
-    parser, every pass, the printer) over `reps` runs after one warm-up."""
+    """Median wall seconds of each timer of the -mlir-timing report
+    (--mlir-output-format=json, on stderr after any diagnostics) over `reps`
+    runs after one warm-up."""
     samples = {}
     for i in range(reps + 1):
-        out = subprocess.run(cmd + SERIAL + ["-mlir-timing", "-o", os.devnull], check=True,
-                             capture_output=True, text=True).stderr
+        err = subprocess.run(cmd + SERIAL + ["-mlir-timing", "--mlir-output-format=json",
+                                             "-o", os.devnull],
+                             check=True, capture_output=True, text=True).stderr
         if i == 0:
             continue
-        for line in out.splitlines():
-            parts = line.split()
-            # "    0.2073 (  4.8%)  DistExpandSynchronizePass"
-            if len(parts) >= 3 and parts[1].startswith("(") and not line.startswith("    ("):
-                try:
-                    value = float(parts[0])
-                except ValueError:
-                    continue
-                name = parts[-1]
-                if name not in ("Total", "Rest", "DominanceInfo"):
-                    samples.setdefault(name, []).append(value)
+        start = re.search(r"^\[$", err, re.MULTILINE)
+        if not start:
+            raise SystemExit(f"compile_time: no JSON timing report from {' '.join(cmd)}:\n{err}")
+        times = {}
+        timers(json.JSONDecoder().raw_decode(err[start.start():])[0], times)
+        for name, value in times.items():
+            samples.setdefault(name, []).append(value)
     return {k: statistics.median(v) for k, v in samples.items()}
 
 

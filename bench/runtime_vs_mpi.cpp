@@ -1,34 +1,52 @@
 //===- runtime_vs_mpi.cpp - runtime collectives against raw MPI -----------===//
 //
 // mpirun -np 2 bench/runtime_vs_mpi [--sizes-mb 1,16,64] [--reps 15]
-//                                   [--json FILE]
+//                                   [--raw-comm dup|world] [--json FILE]
 //
 // For each collective and size, the same buffers go through four paths,
 // rotating their order, after warm-up: the blocking MPI call and the
 // runtime's blocking form (first ratio), MPI's non-blocking call + MPI_Wait
-// and the runtime's async call + distrt_wait (second ratio). Each sample is the slowest rank's time; the table gives medians,
-// the two runtime/MPI ratios, and algbw/busbw (GB/s, of the runtime's
-// blocking form) in nccl-tests conventions (bytes =
-// the full array: all_gather result, reduce_scatter input).
+// and the runtime's async call + distrt_wait (second ratio). Each sample is
+// the slowest rank's time; the table gives medians, the two runtime/MPI
+// ratios, and algbw/busbw (GB/s, of the runtime's blocking form) in
+// nccl-tests conventions (bytes = the full array: all_gather result,
+// reduce_scatter input). --json writes the same rows as a JSON array.
 //
-// The raw MPI calls run on their own duplicate of MPI_COMM_WORLD, as the
-// runtime's do (a library never shares the world communicator);
-// `--raw-comm world` uses MPI_COMM_WORLD itself instead.
+// The raw MPI calls, blocking and non-blocking alike, run on their own
+// duplicate of MPI_COMM_WORLD, as the runtime's do (a library never shares
+// the world communicator); `--raw-comm world` uses MPI_COMM_WORLD itself.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dist_runtime/dist_runtime.h"
 
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <mpi.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 namespace {
+
+enum class RawComm { Dup, World };
+
+const char *const kKinds[] = {"all_reduce", "all_gather", "reduce_scatter"};
+
+/// One row of the table: the medians of the four paths (blocking MPI, the
+/// runtime's blocking form, non-blocking MPI, the runtime's async form).
+struct Row {
+  int kind, mb;
+  double seconds[4], algbw, busbw;
+};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -46,48 +64,76 @@ template <typename F> double timed(F &&f) {
   return slowest;
 }
 
+/// `key`: `value` with `decimals` digits after the point, as the table has
+/// it (llvm::json would print all 17 significant digits).
+void number(llvm::json::OStream &j, llvm::StringRef key, double value, int decimals) {
+  if (!std::isfinite(value)) {
+    j.attribute(key, nullptr);
+    return;
+  }
+  j.attributeBegin(key);
+  j.rawValue([&](llvm::raw_ostream &os) { os << llvm::format("%.*f", decimals, value); });
+  j.attributeEnd();
+}
+
+void writeJson(llvm::raw_ostream &os, const std::vector<Row> &rows, int ranks) {
+  llvm::json::OStream j(os);
+  j.array([&] {
+    for (const Row &r : rows)
+      j.object([&] {
+        const double *s = r.seconds;
+        j.attribute("collective", kKinds[r.kind]);
+        j.attribute("mb", r.mb);
+        j.attribute("ranks", ranks);
+        number(j, "mpi_ms", s[0] * 1e3, 4);
+        number(j, "runtime_ms", s[1] * 1e3, 4);
+        number(j, "ratio", s[1] / s[0], 4);
+        number(j, "mpi_nonblocking_ms", s[2] * 1e3, 4);
+        number(j, "runtime_async_ms", s[3] * 1e3, 4);
+        number(j, "async_ratio", s[3] / s[2], 4);
+        number(j, "algbw_gbs", r.algbw, 3);
+        number(j, "busbw_gbs", r.busbw, 3);
+      });
+  });
+  os << "\n";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::vector<int> sizesMb = {1, 16, 64};
-  int reps = 15, warmup = 3;
-  std::string jsonPath, rawCommName = "dup";
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc)
-      reps = std::atoi(argv[++i]);
-    else if (arg == "--raw-comm" && i + 1 < argc)
-      rawCommName = argv[++i];
-    else if (arg == "--json" && i + 1 < argc)
-      jsonPath = argv[++i];
-    else if (arg == "--sizes-mb" && i + 1 < argc) {
-      sizesMb.clear();
-      for (char *tok = std::strtok(argv[++i], ","); tok;
-           tok = std::strtok(nullptr, ","))
-        sizesMb.push_back(std::atoi(tok));
-    } else {
-      std::fprintf(stderr, "usage: runtime_vs_mpi [--sizes-mb 1,16,64] "
-                           "[--reps N] [--raw-comm dup|world] [--json FILE]\n");
-      return 2;
-    }
+  llvm::cl::OptionCategory category("runtime_vs_mpi options");
+  llvm::cl::list<int> sizesOpt("sizes-mb", llvm::cl::desc("collective sizes in MB"),
+                               llvm::cl::CommaSeparated, llvm::cl::list_init<int>({1, 16, 64}),
+                               llvm::cl::cat(category));
+  llvm::cl::opt<int> repsOpt("reps", llvm::cl::desc("measured repeats of every path"),
+                             llvm::cl::init(15), llvm::cl::cat(category));
+  llvm::cl::opt<RawComm> rawCommOpt(
+      "raw-comm", llvm::cl::desc("the communicator of the raw MPI calls"),
+      llvm::cl::values(clEnumValN(RawComm::Dup, "dup", "a duplicate of MPI_COMM_WORLD"),
+                       clEnumValN(RawComm::World, "world", "MPI_COMM_WORLD itself")),
+      llvm::cl::init(RawComm::Dup), llvm::cl::cat(category));
+  llvm::cl::opt<std::string> jsonOpt("json", llvm::cl::desc("write the rows to FILE as JSON"),
+                                     llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "The runtime's collectives against raw MPI on the same "
+                                    "buffers (bench/README.md)\n");
+  const int reps = repsOpt, warmup = 3;
+  if (reps < 1 || llvm::any_of(sizesOpt, [](int mb) { return mb < 1; })) {
+    std::fprintf(stderr, "runtime_vs_mpi: --reps and every --sizes-mb must be at least 1\n");
+    return 2;
   }
   setenv("DIST_BACKEND", "mpi", 1);
   distrt_check(distrt_init(0));
   int rank = int(distrt_rank()), w = int(distrt_world_size());
   MPI_Comm rawComm = MPI_COMM_WORLD;
-  if (rawCommName == "dup")
-    MPI_Comm_dup(MPI_COMM_WORLD, &rawComm);
-  else if (rawCommName != "world") {
-    std::fprintf(stderr, "runtime_vs_mpi: --raw-comm must be dup or world\n");
-    return 2;
-  }
-  const char *kinds[] = {"all_reduce", "all_gather", "reduce_scatter"};
+  if (rawCommOpt == RawComm::Dup) MPI_Comm_dup(MPI_COMM_WORLD, &rawComm);
   if (rank == 0)
     std::printf("%-15s %5s %9s %9s %7s %9s %9s %7s %8s %8s\n", "collective",
                 "MB", "MPI ms", "dist ms", "ratio", "MPI_I ms", "async ms",
                 "ratio", "algbw", "busbw");
-  std::string json = "[";
-  for (int mb : sizesMb) {
+  std::vector<Row> rows;
+  for (int mb : sizesOpt) {
     size_t bytes = size_t(mb) << 20;
     size_t full = bytes / sizeof(float), part = full / w;
     std::vector<float> send(full, 1.0f), recv(full, 0.0f);
@@ -104,9 +150,9 @@ int main(int argc, char **argv) {
         case 3: distrt_check(distrt_all_reduce(0, send.data(), recv.data(), full, DISTRT_F32, DISTRT_SUM)); break;
         case 4: distrt_check(distrt_all_gather(0, send.data(), part, recv.data(), part * w, DISTRT_F32)); break;
         case 5: distrt_check(distrt_reduce_scatter(0, send.data(), part * w, recv.data(), part, DISTRT_F32, DISTRT_SUM)); break;
-        case 6: MPI_Iallreduce(send.data(), recv.data(), int(full), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request); break;
-        case 7: MPI_Iallgather(send.data(), int(part), MPI_FLOAT, recv.data(), int(part), MPI_FLOAT, MPI_COMM_WORLD, &request); break;
-        case 8: MPI_Ireduce_scatter_block(send.data(), recv.data(), int(part), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request); break;
+        case 6: MPI_Iallreduce(send.data(), recv.data(), int(full), MPI_FLOAT, MPI_SUM, rawComm, &request); break;
+        case 7: MPI_Iallgather(send.data(), int(part), MPI_FLOAT, recv.data(), int(part), MPI_FLOAT, rawComm, &request); break;
+        case 8: MPI_Ireduce_scatter_block(send.data(), recv.data(), int(part), MPI_FLOAT, MPI_SUM, rawComm, &request); break;
         case 9: distrt_check(distrt_all_reduce_async(0, send.data(), recv.data(), full, DISTRT_F32, DISTRT_SUM, &handle)); break;
         case 10: distrt_check(distrt_all_gather_async(0, send.data(), part, recv.data(), part * w, DISTRT_F32, &handle)); break;
         case 11: distrt_check(distrt_reduce_scatter_async(0, send.data(), part * w, recv.data(), part, DISTRT_F32, DISTRT_SUM, &handle)); break;
@@ -126,44 +172,40 @@ int main(int argc, char **argv) {
           int v = (i + j) % 4;
           t[v].push_back(timed([&] { run(v); }));
         }
-      double m[4];
+      Row row{k, mb, {}, 0, 0};
       for (int v = 0; v < 4; ++v)
-        m[v] = median(t[v]);
-      double algbw = bytes / m[1] / 1e9;
-      double factor = k == 0 ? 2.0 * (w - 1) / w : double(w - 1) / w;
-      if (rank == 0) {
+        row.seconds[v] = median(t[v]);
+      const double *m = row.seconds;
+      row.algbw = bytes / m[1] / 1e9;
+      row.busbw = row.algbw * (k == 0 ? 2.0 * (w - 1) / w : double(w - 1) / w);
+      if (rank == 0)
         std::printf("%-15s %5d %9.3f %9.3f %7.3f %9.3f %9.3f %7.3f %8.2f %8.2f\n",
-                    kinds[k], mb, m[0] * 1e3, m[1] * 1e3, m[1] / m[0],
-                    m[2] * 1e3, m[3] * 1e3, m[3] / m[2], algbw, algbw * factor);
-        char entry[768];
-        std::snprintf(entry, sizeof(entry),
-                      "%s{\"collective\": \"%s\", \"mb\": %d, \"ranks\": %d, "
-                      "\"mpi_ms\": %.4f, \"runtime_ms\": %.4f, \"ratio\": %.4f, "
-                      "\"mpi_nonblocking_ms\": %.4f, \"runtime_async_ms\": %.4f, "
-                      "\"async_ratio\": %.4f, \"algbw_gbs\": %.3f, "
-                      "\"busbw_gbs\": %.3f}",
-                      json.size() > 1 ? ", " : "", kinds[k], mb, w, m[0] * 1e3,
-                      m[1] * 1e3, m[1] / m[0], m[2] * 1e3, m[3] * 1e3,
-                      m[3] / m[2], algbw, algbw * factor);
-        json += entry;
-      }
+                    kKinds[k], mb, m[0] * 1e3, m[1] * 1e3, m[1] / m[0],
+                    m[2] * 1e3, m[3] * 1e3, m[3] / m[2], row.algbw, row.busbw);
+      rows.push_back(row);
     }
   }
-  json += "]";
+  int status = 0;
   if (rank == 0) {
     const char *mmap = std::getenv("MALLOC_MMAP_THRESHOLD_");
     std::printf("ranks %d, %d reps after %d warm-ups, medians of the slowest "
                 "rank; MALLOC_MMAP_THRESHOLD_=%s\n",
                 w, reps, warmup, mmap ? mmap : "(unset)");
-    if (!jsonPath.empty()) {
-      FILE *f = std::fopen(jsonPath.c_str(), "w");
-      if (f) {
-        std::fprintf(f, "%s\n", json.c_str());
-        std::fclose(f);
+    if (!jsonOpt.empty()) {
+      std::error_code error;
+      llvm::raw_fd_ostream out(jsonOpt, error, llvm::sys::fs::OF_Text);
+      if (!error) {
+        writeJson(out, rows, w);
+        out.close();
+      }
+      if (error || out.has_error()) {
+        std::fprintf(stderr, "runtime_vs_mpi: cannot write '%s'\n", jsonOpt.c_str());
+        out.clear_error();
+        status = 1;
       }
     }
   }
   if (rawComm != MPI_COMM_WORLD) MPI_Comm_free(&rawComm);
   distrt_check(distrt_finalize());
-  return 0;
+  return status;
 }

@@ -46,6 +46,8 @@
 #include <vector>
 
 using namespace toy;
+using dist_step::MicroStep;
+using dist_step::Results;
 
 #ifndef TOY_MODEL_NAME
 #define TOY_MODEL_NAME "toy"
@@ -76,38 +78,22 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-/// The rank's inputs and parameter shards, and the micro-step calls.
+/// The rank's inputs and parameter shards, and the linked step.
 struct Model {
-  std::vector<float> w1, b1, w2, b2, x, y;
-  Desc<2> dw1, dw2;
-  Desc<1> db1, db2;
+  Shards shards;
+  std::vector<float> x, y;
+  dist_step::Step step = linkedStep();
 
   explicit Model(int rank) {
     Params p = initParams(7);
-    w1 = shardOf<float>(p.w1, kHid, kIn, rank);
-    b1 = shardOf<float>(p.b1, kHid, 1, rank);
-    w2 = shardOf<float>(p.w2, kOut, kHid, rank);
-    b2 = shardOf<float>(p.b2, kOut, 1, rank);
+    shards = shardsOf(p, rank);
     std::vector<double> xd, yd;
     data(7, 0, rank, xd, yd);
     x.assign(xd.begin(), xd.end());
     y.assign(yd.begin(), yd.end());
-    dw1 = view(w1, kLocalHid, kIn);
-    dw2 = view(w2, kLocalOut, kHid);
-    db1 = view(b1, kLocalHid);
-    db2 = view(b2, kLocalOut);
   }
-  void noSync(int k) {
-    Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
-    Desc<1> loss;
-    _mlir_ciface_step_no_sync(&loss, &dw1, &db1, &dw2, &db2, &dx, &dy);
-    std::free(loss.allocated);
-  }
-  StepResult sync(int k) {
-    Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
-    StepResult r;
-    _mlir_ciface_step(&r, &dw1, &db1, &dw2, &db2, &dx, &dy);
-    return r;
+  void arguments(const MicroStep &m, std::vector<float *> &args) {
+    toy::arguments(shards, x, y, m.index, args);
   }
 };
 
@@ -118,9 +104,9 @@ Grads zeroGrads() {
   for (int64_t n : kLocalCounts) g.emplace_back(n, 0.f);
   return g;
 }
-void addInto(Grads &g, const StepResult &r) {
+void addInto(Grads &g, const Results &r) {
   for (int i = 0; i < 4; ++i)
-    for (int64_t j = 0; j < kLocalCounts[i]; ++j) g[i][j] += r.grad(i)[j];
+    for (int64_t j = 0; j < kLocalCounts[i]; ++j) g[i][j] += gradOf(r, i)[j];
 }
 
 /// Unsharded element count of parameter i, and what its stash holds.
@@ -209,44 +195,54 @@ int main(int argc, char **argv) {
 
   // Each scheme runs one window and leaves its accumulated gradients in `out`.
   auto runOneRound = [&](Grads &out, Sample &s) {
-    double begin = now();
-    for (int k = 0; k < kK - 1; ++k) {
-      double t = now();
-      model.noSync(k);
-      microStep.push_back(now() - t);
-    }
-    StepResult r = model.sync(kK - 1);
-    s.seconds = now() - begin;
-    out = zeroGrads();
-    addInto(out, r);
-    r.release();
+    double begin = now(), t = 0;
+    return dist_step::runWindow(
+        model.step, dist_step::Schedule::OneRound, kK,
+        {[&](const MicroStep &m, std::vector<float *> &args) {
+           model.arguments(m, args);
+           t = now();
+         },
+         [&](const MicroStep &m, Results &r) {
+           if (!m.last()) {
+             microStep.push_back(now() - t);
+             return;
+           }
+           s.seconds = now() - begin;
+           out = zeroGrads();
+           addInto(out, r);
+         }});
   };
   auto runTwoRound = [&](Grads &out, Sample &) {
-    for (int k = 0; k < kK - 1; ++k) model.noSync(k);
-    // The no_sync context exits: reduce the stash (round one).
-    std::vector<std::vector<float>> stash(4);
-    for (int i = 0; i < 4; ++i) {
-      stash[i].resize(stashCount(i));
-      distrt_check(distrt_stash_take(kParamNames[i], stash[i].data(), stashCount(i), DISTRT_F32));
-    }
-    out = zeroGrads();
-    gradRound(groups, stash, out, /*scattered=*/kHsdpPartial);
-    // The last micro-batch's ordinary synced backward (round two).
-    StepResult r = model.sync(kK - 1);
-    addInto(out, r);
-    r.release();
+    return dist_step::runWindow(
+        model.step, dist_step::Schedule::OneRound, kK,
+        {[&](const MicroStep &m, std::vector<float *> &args) {
+           model.arguments(m, args);
+           if (!m.last()) return;
+           // The no_sync context exits: reduce the stash (round one).
+           std::vector<std::vector<float>> stash(4);
+           for (int i = 0; i < 4; ++i) {
+             stash[i].resize(stashCount(i));
+             distrt_check(distrt_stash_take(kParamNames[i], stash[i].data(), stashCount(i),
+                                            DISTRT_F32));
+           }
+           out = zeroGrads();
+           gradRound(groups, stash, out, /*scattered=*/kHsdpPartial);
+         },
+         // The last micro-batch's ordinary synced backward (round two).
+         [&](const MicroStep &m, Results &r) {
+           if (m.last()) addInto(out, r);
+         }});
   };
   auto runAlwaysSync = [&](Grads &out, Sample &) {
     out = zeroGrads();
-    for (int k = 0; k < kK; ++k) {
-      StepResult r = model.sync(k);
-      addInto(out, r);
-      r.release();
-    }
+    return dist_step::runWindow(
+        model.step, dist_step::Schedule::AlwaysSync, kK,
+        {[&](const MicroStep &m, std::vector<float *> &args) { model.arguments(m, args); },
+         [&](const MicroStep &, Results &r) { addInto(out, r); }});
   };
   struct Scheme {
     const char *name;
-    std::function<void(Grads &, Sample &)> run;
+    std::function<llvm::Error(Grads &, Sample &)> run;
     Grads *out;
     std::vector<Sample> samples;
   };
@@ -269,7 +265,12 @@ int main(int argc, char **argv) {
       Stats before;
       double begin = now();
       Sample s;
-      sc.run(*sc.out, s);
+      if (llvm::Error error = sc.run(*sc.out, s)) {
+        // A call the linked step cannot make fails alike on every rank.
+        std::fprintf(stderr, "step-throughput: rank %d: %s\n", rank,
+                     llvm::toString(std::move(error)).c_str());
+        return 1;
+      }
       double elapsed = s.seconds ? s.seconds : now() - begin;
       Stats after;
       s.seconds = slowest(elapsed);

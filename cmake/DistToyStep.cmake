@@ -4,8 +4,13 @@
 #
 # Generates the ToyModel step with examples/gen_toy.py, compiles it ahead of
 # time (dist-opt --dist-no-sync-pipeline, --dist-lower-to-llvm, mlir-translate,
-# clang -O2; see docs/Design.md) and links it with <driver.cpp> and the
-# runtime into bin/<target>. TOY_WORLD and TOY_MODE are defined for the driver.
+# clang -O2; see docs/Design.md) and links it with <driver.cpp>, the step
+# runner (tools/StepRunner) and the runtime into bin/<target>. TOY_WORLD and
+# TOY_MODE are defined for the driver, which includes ToyModel.h.
+#
+# Not beside its tool in tools/dist-toy-train/: the parity drivers there and
+# the step-throughput benchmark in bench/ both call it, so it is a project
+# module here, included once by the top-level CMakeLists.txt.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 find_program(DIST_CLANG NAMES clang-22 clang HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 find_program(DIST_MLIR_TRANSLATE mlir-translate HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
@@ -44,7 +49,7 @@ function(dist_add_toy_step target)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tools/dist-toy-train)
   target_compile_definitions(${target} PRIVATE
     TOY_WORLD=${ARG_WORLD} TOY_MODE=${mode_id} TOY_HSDP_PARTIAL=${partial} ${ARG_DEFINES})
-  target_link_libraries(${target} PRIVATE dist_runtime m)
+  target_link_libraries(${target} PRIVATE DistStepRunner dist_runtime m)
   llvm_update_compile_flags(${target})
   if(LLVM_LINK_LLVM_DYLIB)
     target_link_libraries(${target} PRIVATE LLVM)

@@ -5,8 +5,9 @@
 //
 // Compiles a training step in the frontend model of docs/Design.md in
 // process (the no_sync pipeline, which leaves its own output unchanged, then
-// -dist-lower-to-llvm) and JIT-compiles it with
-// MLIR's ExecutionEngine; every rank compiles the same module. Arguments tied
+// -dist-lower-to-llvm) and JIT-compiles it with MLIR's ExecutionEngine
+// (tools/StepRunner/JitStep.h, whose window loop runs it); every rank
+// compiles the same module. Arguments tied
 // to a dist.parameter are initialized from the seed (each shard from the
 // rank's position in the parameter's group, so replicated copies agree);
 // every other argument is data, drawn from the seed and the rank (each rank
@@ -44,35 +45,30 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/Support/InputGuard.h"
-#include "Dist/Transforms/Passes.h"
+#include "JitStep.h"
 #include "Npy.h"
-#include "StepAbi.h"
+#include "Slots.h"
 #include "dist_runtime/dist_runtime.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -149,40 +145,19 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module) return 1;
 
-  const std::string entry = entryOpt, noSync = entry + "_no_sync";
-  {
-    // Always: the pipeline leaves its own output as it is (a sync step is
-    // not rewritten again), and refuses a @<entry>_no_sync that is not the
-    // variant of @<entry>, which a name check alone would trust.
-    PassManager pm(&context);
-    dist::NoSyncPipelineOptions options;
-    options.hsdpPartial = hsdpPartialOpt;
-    dist::buildNoSyncPipeline(pm, options);
-    if (failed(pm.run(*module))) return fail("the no_sync pipeline failed");
-  }
-  auto step = dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(*module, entry));
-  auto stepNoSync = dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(*module, noSync));
-  if (!step) return fail("'" + inputFile + "' has no func.func @" + entry + " (see --entry)");
-  if (!step.isPublic())
-    return fail("@" + entry + " is private: the entry point must be public (the lowering "
-                "writes C interfaces for public functions only)");
-  if (!stepNoSync) {
-    bool syncStep = false;
-    step.walk([&](dist::TakeStashOp) { syncStep = true; });
-    if (syncStep)
-      return fail("@" + entry + " is already a sync step (it takes the stash), but the module "
-                  "has no @" + noSync + ": was its variant written with another suffix?");
-    return fail("the no_sync pipeline made no @" + noSync + ": @" + entry +
-                " returns no gradient tied to a dist.parameter (docs/Design.md)");
-  }
-  if (!stepNoSync.isPublic())
-    return fail("@" + noSync + " is private: it must be public like @" + entry);
+  dist_step::JitOptions jit;
+  jit.entry = entryOpt;
+  jit.hsdpPartial = hsdpPartialOpt;
+  jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
+  llvm::Expected<dist_step::StepFunctions> fns = dist_step::prepareStep(*module, jit, inputFile);
+  if (!fns) return fail(llvm::toString(fns.takeError()));
+  const std::string &entry = jit.entry, noSync = entry + "_no_sync";
   std::vector<Slot> args, results, noSyncArgs, noSyncResults;
-  if (failed(readSlots(step, false, args)) || failed(readSlots(step, true, results)) ||
-      failed(readSlots(stepNoSync, false, noSyncArgs)) ||
-      failed(readSlots(stepNoSync, true, noSyncResults)))
+  if (failed(readSlots(fns->sync, false, args)) || failed(readSlots(fns->sync, true, results)) ||
+      failed(readSlots(fns->noSync, false, noSyncArgs)) ||
+      failed(readSlots(fns->noSync, true, noSyncResults)))
     return 1;
-  if (noSyncArgs.size() != args.size())
+  if (shapesOf(noSyncArgs) != shapesOf(args))
     return fail("@" + noSync + " does not take @" + entry + "'s arguments");
 
   // The world the step was compiled for, and each parameter's group.
@@ -207,19 +182,9 @@ int main(int argc, char **argv) {
     groups[i].axes.assign(axes.begin(), axes.end());
   }
 
-  PassManager lower(&context);
-  dist::buildLowerToLLVMPipeline(lower);
-  if (failed(lower.run(*module))) return fail("lowering to LLVM failed");
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  ExecutionEngineOptions engineOptions;
-  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  llvm::StringRef runnerUtils[] = {DIST_MLIR_C_RUNNER_UTILS};
-  engineOptions.sharedLibPaths = runnerUtils;
-  auto engineOrError = ExecutionEngine::create(*module, engineOptions);
-  if (!engineOrError) return fail("JIT: " + llvm::toString(engineOrError.takeError()));
-  std::unique_ptr<ExecutionEngine> engine = std::move(*engineOrError);
-  engine->initialize();
+  llvm::Expected<dist_step::Step> step = dist_step::jitStep(
+      *module, jit, {shapesOf(args), shapesOf(results), shapesOf(noSyncResults)});
+  if (!step) return fail(llvm::toString(step.takeError()));
 
   distrt_check(distrt_init(world));
   const int64_t rank = distrt_rank();
@@ -317,9 +282,9 @@ int main(int argc, char **argv) {
       if (s.param.empty()) next = r + 1;
     }
   }
-  auto write = [&](const std::string &name, const Tensor &t) {
-    if (fileError.empty())
-      dist_run::writeNpy(outNpyOpt + "/" + name, t.shape, t.data, fileError);
+  auto write = [&](const std::string &name, const std::vector<int64_t> &shape,
+                   llvm::ArrayRef<float> data) {
+    if (fileError.empty()) dist_run::writeNpy(outNpyOpt + "/" + name, shape, data, fileError);
   };
   if (!outNpyOpt.empty() && rank == 0) {
     std::string path = outNpyOpt + "/results.txt";
@@ -339,37 +304,50 @@ int main(int argc, char **argv) {
     ++failed;
     std::fprintf(stderr, "rank %lld: FAIL %s\n", (long long)rank, what.c_str());
   };
+  // A call the engine cannot make fails alike on every rank.
+  auto callFailed = [&](llvm::Error error) {
+    std::fprintf(stderr, "dist-run: rank %lld: %s\n", (long long)rank,
+                 llvm::toString(std::move(error)).c_str());
+    return 1;
+  };
   double seconds = 0, alwaysSeconds = 0;
   for (int window = 0; window < windowsOpt; ++window) {
     std::string tag = "window " + std::to_string(window);
     if (!dataNpyOpt.empty()) loadData(window);
     if (useFiles && !allOk()) return stop();
+    auto arguments = [&](const dist_step::MicroStep &m, std::vector<float *> &pointers) {
+      drawData(window, m.index);
+      for (Tensor &t : values) pointers.push_back(t.data.data());
+    };
     std::vector<double> outputSums(results.size(), 0.0);
-    std::vector<Tensor> synced;
+    std::optional<dist_step::Results> synced;
+    Counts before;
     auto start = std::chrono::steady_clock::now();
-    for (int micro = 0; micro < k; ++micro) {
-      drawData(window, micro);
-      Counts before;
-      bool last = micro == k - 1;
-      std::vector<Tensor> out = call(*engine, last ? entry : noSync, values,
-                                     last ? results : noSyncResults);
-      Counts after;
-      for (size_t j = 0; j < out.size(); ++j) {
-        size_t r = last ? j : noSyncToStep[j];
-        if (!results[r].param.empty()) continue;
-        for (float v : out[j].data) outputSums[r] += v;
-        if (!outNpyOpt.empty())
-          write("w" + std::to_string(window) + "_k" + std::to_string(micro) + "_r" +
-                    std::to_string(rank) + "_out" + std::to_string(r) + ".npy",
-                out[j]);
-      }
-      if (!last && !hsdpPartialOpt)
-        expect(after.gradCollectives() == before.gradCollectives(),
-               tag + ": no_sync micro-step " + std::to_string(micro) + " ran " +
-                   std::to_string(after.gradCollectives() - before.gradCollectives()) +
-                   " all_reduce / reduce_scatter");
-      if (last) synced = std::move(out);
-    }
+    if (llvm::Error error = dist_step::runWindow(
+            *step, dist_step::Schedule::OneRound, k,
+            {[&](const dist_step::MicroStep &m, std::vector<float *> &pointers) {
+               arguments(m, pointers);
+               before = Counts();
+             },
+             [&](const dist_step::MicroStep &m, dist_step::Results &out) {
+               Counts after;
+               for (size_t j = 0; j < out.size(); ++j) {
+                 size_t r = m.last() ? j : noSyncToStep[j];
+                 if (!results[r].param.empty()) continue;
+                 for (float v : out.values(j)) outputSums[r] += v;
+                 if (!outNpyOpt.empty())
+                   write("w" + std::to_string(window) + "_k" + std::to_string(m.index) + "_r" +
+                             std::to_string(rank) + "_out" + std::to_string(r) + ".npy",
+                         results[r].shape, out.values(j));
+               }
+               int64_t ran = after.gradCollectives() - before.gradCollectives();
+               if (!m.last() && !hsdpPartialOpt)
+                 expect(ran == 0, tag + ": no_sync micro-step " + std::to_string(m.index) +
+                                      " ran " + std::to_string(ran) +
+                                      " all_reduce / reduce_scatter");
+               if (m.last()) synced = std::move(out);
+             }}))
+      return callFailed(std::move(error));
     auto end = std::chrono::steady_clock::now();
     expect(distrt_stash_bytes() == 0,
            tag + ": " + std::to_string(distrt_stash_bytes()) + " stash bytes after the window");
@@ -378,20 +356,21 @@ int main(int argc, char **argv) {
         if (!results[r].param.empty())
           write("w" + std::to_string(window) + "_r" + std::to_string(rank) + "_grad" +
                     std::to_string(r) + ".npy",
-                synced[r]);
+                results[r].shape, synced->values(r));
 
     // Always-sync accumulation of the same micro-batches.
     std::vector<std::vector<double>> always(results.size());
     for (size_t r = 0; r < results.size(); ++r)
-      always[r].assign(synced[r].data.size(), 0.0);
+      always[r].assign(synced->values(r).size(), 0.0);
     auto alwaysStart = std::chrono::steady_clock::now();
-    for (int micro = 0; micro < k; ++micro) {
-      drawData(window, micro);
-      std::vector<Tensor> out = call(*engine, entry, values, results);
-      for (size_t r = 0; r < out.size(); ++r)
-        if (!results[r].param.empty())
-          for (size_t j = 0; j < out[r].data.size(); ++j) always[r][j] += out[r].data[j];
-    }
+    if (llvm::Error error = dist_step::runWindow(
+            *step, dist_step::Schedule::AlwaysSync, k,
+            {arguments, [&](const dist_step::MicroStep &, dist_step::Results &out) {
+               for (size_t r = 0; r < out.size(); ++r)
+                 if (!results[r].param.empty())
+                   for (size_t j = 0; j < always[r].size(); ++j) always[r][j] += out.values(r)[j];
+             }}))
+      return callFailed(std::move(error));
     auto alwaysEnd = std::chrono::steady_clock::now();
     if (window > 0 || windowsOpt == 1) {
       seconds += std::chrono::duration<double>(end - start).count();
@@ -401,9 +380,10 @@ int main(int argc, char **argv) {
     double checksum = 0;
     for (size_t r = 0; r < results.size(); ++r) {
       if (results[r].param.empty()) continue;
+      llvm::ArrayRef<float> grad = synced->values(r);
       double worst = 0;
-      for (size_t j = 0; j < synced[r].data.size(); ++j) {
-        double a = synced[r].data[j], b = always[r][j];
+      for (size_t j = 0; j < grad.size(); ++j) {
+        double a = grad[j], b = always[r][j];
         worst = std::max(worst, std::fabs(a - b) - (1e-5 + 1.3e-6 * std::fabs(b)));
         checksum += a;
       }
@@ -432,7 +412,7 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < args.size(); ++i)
         if (args[i].param == results[r].param && args[i].shape == results[r].shape)
           for (size_t j = 0; j < values[i].data.size(); ++j)
-            values[i].data[j] -= float(lrOpt * synced[r].data[j]);
+            values[i].data[j] -= float(lrOpt * synced->values(r)[j]);
     }
   }
 

@@ -179,7 +179,7 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
 }
 
 bool dist_run::writeNpy(const std::string &path, const std::vector<int64_t> &shape,
-                        const std::vector<float> &data, std::string &error) {
+                        llvm::ArrayRef<float> data, std::string &error) {
   std::string dims; // () for a scalar, (3,) for one dimension, (3, 4)
   for (size_t i = 0; i < shape.size(); ++i)
     dims += (i ? ", " : "") + std::to_string(shape[i]);
@@ -196,7 +196,7 @@ bool dist_run::writeNpy(const std::string &path, const std::vector<int64_t> &sha
   bytes += char(header.size() & 0xff);
   bytes += char(header.size() >> 8);
   bytes += header;
-  std::vector<float> le = data;
+  std::vector<float> le(data.begin(), data.end());
   if (!hostIsLittleEndian()) swapFloats(le);
   bytes.append(reinterpret_cast<const char *>(le.data()), le.size() * 4);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -9,6 +9,8 @@
 #ifndef DIST_TOOLS_DIST_RUN_NPY_H
 #define DIST_TOOLS_DIST_RUN_NPY_H
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,7 +24,7 @@ bool readNpy(const std::string &path, std::vector<int64_t> &shape,
 
 /// Writes `data` with `shape` to `path` (NPY 1.0, '<f4', C order).
 bool writeNpy(const std::string &path, const std::vector<int64_t> &shape,
-              const std::vector<float> &data, std::string &error);
+              llvm::ArrayRef<float> data, std::string &error);
 
 /// "[2, 3]" for error messages.
 std::string shapeString(const std::vector<int64_t> &shape);

@@ -2,7 +2,9 @@
 //
 // Shared by the parity driver (ToyTrain.cpp) and the step-throughput
 // benchmark (bench/step_throughput.cpp). Both are linked with a step that
-// examples/gen_toy.py wrote and dist-opt compiled ahead of time:
+// examples/gen_toy.py wrote and dist-opt compiled ahead of time
+// (dist_add_toy_step, cmake/DistToyStep.cmake), and call it through the
+// step runner (tools/StepRunner):
 //
 //   @step(w1, b1, w2, b2, x, y) -> (loss, dw1, db1, dw2, db2)   sync step
 //   @step_no_sync(w1, b1, w2, b2, x, y) -> loss                  stashes
@@ -16,11 +18,12 @@
 #ifndef DIST_TOOLS_TOYMODEL_H
 #define DIST_TOOLS_TOYMODEL_H
 
+#include "StepRunner.h"
 #include "dist_runtime/dist_runtime.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <vector>
 
 #ifndef TOY_WORLD
@@ -75,39 +78,6 @@ constexpr int64_t kLocalCounts[4] = {int64_t(kLocalHid) * kIn, kLocalHid,
 static_assert(kHid % kShards == 0 && kOut % kShards == 0,
               "sharded widths must be divisible by the shard count");
 
-template <int N> struct Desc {
-  float *allocated, *aligned;
-  int64_t offset, sizes[N], strides[N];
-};
-
-struct StepResult {
-  Desc<1> loss;
-  Desc<2> gw1;
-  Desc<1> gb1;
-  Desc<2> gw2;
-  Desc<1> gb2;
-  const float *grad(int i) const {
-    switch (i) {
-    case 0: return gw1.aligned + gw1.offset;
-    case 1: return gb1.aligned + gb1.offset;
-    case 2: return gw2.aligned + gw2.offset;
-    default: return gb2.aligned + gb2.offset;
-    }
-  }
-  void release() {
-    for (float *p : {loss.allocated, gw1.allocated, gb1.allocated, gw2.allocated, gb2.allocated})
-      std::free(p);
-  }
-};
-
-/// The compiled functions take identity-layout memrefs (static offset 0), so
-/// a slice starts at its aligned pointer rather than at an offset.
-inline Desc<2> view(std::vector<float> &v, int64_t rows, int64_t cols, int64_t rowOffset = 0) {
-  float *start = v.data() + rowOffset * cols;
-  return {start, start, 0, {rows, cols}, {cols, 1}};
-}
-inline Desc<1> view(std::vector<float> &v, int64_t n) { return {v.data(), v.data(), 0, {n}, {1}}; }
-
 /// Deterministic uniform numbers in [-scale, scale).
 struct Rng {
   uint64_t state;
@@ -121,7 +91,11 @@ struct Rng {
 /// The ToyModel parameters, unsharded.
 struct Params {
   std::vector<double> w1, b1, w2, b2;
+  /// In argument order (kParamNames).
+  std::vector<double> &operator[](int i) { return i == 0 ? w1 : i == 1 ? b1 : i == 2 ? w2 : b2; }
 };
+/// Rows (dim 0, the sharded one) and elements per row of each parameter.
+constexpr int kRows[4] = {kHid, kHid, kOut, kOut}, kCols[4] = {kIn, 1, kHid, 1};
 
 inline Params initParams(uint64_t seed) {
   Rng rng(seed);
@@ -153,6 +127,14 @@ std::vector<T> shardOf(const std::vector<double> &full, int rows, int cols, int 
                         full.begin() + size_t(first + local) * cols);
 }
 
+/// This rank's shards of the four parameters, in argument order.
+using Shards = std::array<std::vector<float>, 4>;
+inline Shards shardsOf(Params &p, int rank) {
+  Shards s;
+  for (int i = 0; i < 4; ++i) s[i] = shardOf<float>(p[i], kRows[i], kCols[i], rank);
+  return s;
+}
+
 /// Runtime statistics at one moment, read through the C API.
 struct Stats {
   distrt_stats s;
@@ -174,13 +156,52 @@ constexpr int64_t kNoSyncReduceScatters = kHsdpPartial ? 4 : 0;
 constexpr int64_t kSyncReduceScatters = kSharded ? 4 : 0;
 constexpr int64_t kGathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
 
+/// The step's arguments for micro-batch `micro`: the shards, then its rows
+/// of the window's inputs `x` and targets `y` (the compiled functions take
+/// identity layouts, so a slice is passed by its start pointer).
+inline void arguments(Shards &shards, std::vector<float> &x, std::vector<float> &y, int micro,
+                      std::vector<float *> &args) {
+  args = {shards[0].data(), shards[1].data(), shards[2].data(), shards[3].data(),
+          x.data() + size_t(micro) * kBatch * kIn, y.data() + size_t(micro) * kBatch * kOut};
+}
+
+/// The sync step's results: the loss, then the gradients in argument order.
+inline llvm::ArrayRef<float> gradOf(const dist_step::Results &r, int i) { return r.values(1 + i); }
+inline float lossOf(const dist_step::Results &r) { return r.values(0)[0]; }
+
+/// The descriptors of the C interface.
+using Matrix = StridedMemRefType<float, 2>;
+using Vector = StridedMemRefType<float, 1>;
+struct SyncResults {
+  Vector loss;
+  Matrix gw1;
+  Vector gb1;
+  Matrix gw2;
+  Vector gb2;
+};
+
 } // namespace toy
 
-extern "C" void _mlir_ciface_step(toy::StepResult *, toy::Desc<2> *, toy::Desc<1> *,
-                                  toy::Desc<2> *, toy::Desc<1> *, toy::Desc<2> *,
-                                  toy::Desc<2> *);
-extern "C" void _mlir_ciface_step_no_sync(toy::Desc<1> *, toy::Desc<2> *, toy::Desc<1> *,
-                                          toy::Desc<2> *, toy::Desc<1> *, toy::Desc<2> *,
-                                          toy::Desc<2> *);
+extern "C" void _mlir_ciface_step(toy::SyncResults *, toy::Matrix *w1, toy::Vector *b1,
+                                  toy::Matrix *w2, toy::Vector *b2, toy::Matrix *x,
+                                  toy::Matrix *y);
+extern "C" void _mlir_ciface_step_no_sync(toy::Vector *loss, toy::Matrix *w1, toy::Vector *b1,
+                                          toy::Matrix *w2, toy::Vector *b2, toy::Matrix *x,
+                                          toy::Matrix *y);
+
+namespace toy {
+
+/// The linked step, with the signature above for this build's widths.
+inline dist_step::Step linkedStep() {
+  const int64_t h = kLocalHid, o = kLocalOut;
+  dist_step::StepSignature signature{
+      {{h, kIn}, {h}, {o, kHid}, {o}, {kBatch, kIn}, {kBatch, kOut}},
+      {{1}, {h, kIn}, {h}, {o, kHid}, {o}},
+      {{1}}};
+  return dist_step::Step::linked(std::move(signature), _mlir_ciface_step,
+                                 _mlir_ciface_step_no_sync);
+}
+
+} // namespace toy
 
 #endif // DIST_TOOLS_TOYMODEL_H

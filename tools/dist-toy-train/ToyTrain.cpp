@@ -8,7 +8,8 @@
 //
 // Each rank draws its own data from the seed. Per optimizer window of K = 4
 // micro-batches of 32: @step_no_sync for 1..K-1, @step (the one-round sync
-// step) for K, then SGD (lr 1e-3) on the local shard. Checks, every window:
+// step) for K (the window loop of tools/StepRunner), then SGD (lr 1e-3) on
+// the local shard. Checks, every window:
 //   - the accumulated gradient equals a full-batch backward computed here in
 //     double precision from all ranks' data (atol 5e-5, rtol 5e-3);
 //   - it equals always-sync accumulation (@step K times, the stash empty):
@@ -32,8 +33,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,6 +114,13 @@ struct Checker {
   }
 };
 
+/// A call the linked step cannot make (its signature does not match the
+/// functions) fails alike on every rank.
+int stepFailed(int rank, llvm::Error error) {
+  std::fprintf(stderr, "toy-train: rank %d: %s\n", rank, llvm::toString(std::move(error)).c_str());
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -150,11 +157,8 @@ int main(int argc, char **argv) {
 
   Params ref = initParams(seed);
   // This rank's shards, updated by SGD from the compiled gradients.
-  std::vector<float> w1 = shardOf<float>(ref.w1, kHid, kIn, rank),
-                     b1 = shardOf<float>(ref.b1, kHid, 1, rank),
-                     w2 = shardOf<float>(ref.w2, kOut, kHid, rank),
-                     b2 = shardOf<float>(ref.b2, kOut, 1, rank);
-  const int l1 = kLocalHid, l2 = kLocalOut;
+  Shards shards = shardsOf(ref, rank);
+  dist_step::Step step = linkedStep();
   double seconds = 0, alwaysSeconds = 0;
   int64_t noSyncGradBytes = 0, alwaysGradBytes = 0, timedSamples = 0;
   Rng windowRng(seed + 99); // the same on every rank
@@ -167,31 +171,23 @@ int main(int argc, char **argv) {
     std::vector<double> xd, yd;
     data(seed, window, rank, xd, yd, micro);
     std::vector<float> x(xd.begin(), xd.end()), y(yd.begin(), yd.end());
-    Desc<2> dw1 = view(w1, l1, kIn), dw2 = view(w2, l2, kHid);
-    Desc<1> db1 = view(b1, l1), db2 = view(b2, l2);
+    auto args = [&](const dist_step::MicroStep &m, std::vector<float *> &out) {
+      arguments(shards, x, y, m.index, out);
+    };
 
     // One window with no_sync for every micro-batch but the last.
     double lossSum = 0;
-    StepResult sync{};
-    Stats windowStart;
+    std::optional<dist_step::Results> sync;
+    Stats windowStart, before;
     auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < micro; ++k) {
-      Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
-      Stats before;
-      if (k < micro - 1) {
-        Desc<1> loss;
-        _mlir_ciface_step_no_sync(&loss, &dw1, &db1, &dw2, &db2, &dx, &dy);
-        lossSum += loss.aligned[loss.offset];
-        std::free(loss.allocated);
-      } else {
-        _mlir_ciface_step(&sync, &dw1, &db1, &dw2, &db2, &dx, &dy);
-        lossSum += sync.loss.aligned[sync.loss.offset];
-      }
+    auto checkMicroStep = [&](const dist_step::MicroStep &m, dist_step::Results &r) {
+      lossSum += lossOf(r);
       Stats after;
+      const int k = m.index;
       int64_t grads = after.gradCalls() - before.gradCalls();
       int64_t gathers = after.gathers() - before.gathers();
       int64_t scatters = after.reduceScatters() - before.reduceScatters();
-      if (k < micro - 1) {
+      if (!m.last()) {
         check.expect(grads == 0, tag + ": no_sync micro-step " + std::to_string(k) +
                                      " ran " + std::to_string(grads) + " gradient collectives");
         if (kHsdp)
@@ -215,11 +211,20 @@ int main(int argc, char **argv) {
         check.expect(after.s.stash_bytes == 0,
                      tag + ": " + std::to_string(after.s.stash_bytes) +
                          " stash bytes held after the sync step");
+        sync = std::move(r);
       }
       check.expect(gathers == kGathersPerStep,
                    tag + ": micro-step " + std::to_string(k) + " ran " + std::to_string(gathers) +
                        " all_gathers, expected " + std::to_string(kGathersPerStep));
-    }
+    };
+    if (llvm::Error error = dist_step::runWindow(
+            step, dist_step::Schedule::OneRound, micro,
+            {[&](const dist_step::MicroStep &m, std::vector<float *> &out) {
+               args(m, out);
+               before = Stats();
+             },
+             checkMicroStep}))
+      return stepFailed(rank, std::move(error));
     // Window 0 pays the one-time setup (MPI connections, the first stash
     // allocations), so throughput counts the later windows when there are any.
     const bool timed = window > 0 || windows == 1;
@@ -231,19 +236,17 @@ int main(int argc, char **argv) {
 
     // Always-sync accumulation of the same window (the stash is empty, so
     // @step is the ordinary synchronized backward).
-    std::vector<float> a1(l1 * kIn), ab1(l1), a2(l2 * kHid), ab2(l2);
+    std::vector<std::vector<float>> always;
+    for (int64_t n : kLocalCounts) always.emplace_back(n, 0.f);
     Stats alwaysStart;
     auto alwaysBegin = std::chrono::steady_clock::now();
-    for (int k = 0; k < micro; ++k) {
-      Desc<2> dx = view(x, kBatch, kIn, k * kBatch), dy = view(y, kBatch, kOut, k * kBatch);
-      StepResult r;
-      _mlir_ciface_step(&r, &dw1, &db1, &dw2, &db2, &dx, &dy);
-      for (int i = 0; i < l1 * kIn; ++i) a1[i] += r.gw1.aligned[r.gw1.offset + i];
-      for (int i = 0; i < l1; ++i) ab1[i] += r.gb1.aligned[r.gb1.offset + i];
-      for (int i = 0; i < l2 * kHid; ++i) a2[i] += r.gw2.aligned[r.gw2.offset + i];
-      for (int i = 0; i < l2; ++i) ab2[i] += r.gb2.aligned[r.gb2.offset + i];
-      r.release();
-    }
+    if (llvm::Error error = dist_step::runWindow(
+            step, dist_step::Schedule::AlwaysSync, micro,
+            {args, [&](const dist_step::MicroStep &, dist_step::Results &r) {
+               for (int p = 0; p < 4; ++p)
+                 for (int64_t i = 0; i < kLocalCounts[p]; ++i) always[p][i] += gradOf(r, p)[i];
+             }}))
+      return stepFailed(rank, std::move(error));
 
     if (timed)
       alwaysSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -272,42 +275,30 @@ int main(int argc, char **argv) {
     Params mine;
     double rankLoss = reference(ref, xd, yd, micro * kBatch, norm, mine);
 
-    const float *n1 = sync.gw1.aligned + sync.gw1.offset, *nb1 = sync.gb1.aligned + sync.gb1.offset,
-                *n2 = sync.gw2.aligned + sync.gw2.offset, *nb2 = sync.gb2.aligned + sync.gb2.offset;
-    auto shard = [&](const std::vector<double> &full, int rows, int cols) {
-      return shardOf<double>(full, rows, cols, rank);
-    };
-    check.close(n1, shard(g.w1, kHid, kIn), 5e-5, 5e-3, tag + ": fc1.weight vs full batch");
-    check.close(nb1, shard(g.b1, kHid, 1), 5e-5, 5e-3, tag + ": fc1.bias vs full batch");
-    check.close(n2, shard(g.w2, kOut, kHid), 5e-5, 5e-3, tag + ": fc2.weight vs full batch");
-    check.close(nb2, shard(g.b2, kOut, 1), 5e-5, 5e-3, tag + ": fc2.bias vs full batch");
-    auto asDouble = [](const std::vector<float> &v) { return std::vector<double>(v.begin(), v.end()); };
-    check.close(n1, asDouble(a1), 1e-5, 1.3e-6, tag + ": fc1.weight vs always-sync");
-    check.close(nb1, asDouble(ab1), 1e-5, 1.3e-6, tag + ": fc1.bias vs always-sync");
-    check.close(n2, asDouble(a2), 1e-5, 1.3e-6, tag + ": fc2.weight vs always-sync");
-    check.close(nb2, asDouble(ab2), 1e-5, 1.3e-6, tag + ": fc2.bias vs always-sync");
+    for (int p = 0; p < 4; ++p)
+      check.close(gradOf(*sync, p).data(), shardOf<double>(g[p], kRows[p], kCols[p], rank), 5e-5,
+                  5e-3, tag + ": " + kParamNames[p] + " vs full batch");
+    for (int p = 0; p < 4; ++p)
+      check.close(gradOf(*sync, p).data(), std::vector<double>(always[p].begin(), always[p].end()),
+                  1e-5, 1.3e-6, tag + ": " + kParamNames[p] + " vs always-sync");
     check.expect(std::fabs(lossSum - rankLoss) <= 1e-4 + 1e-4 * std::fabs(rankLoss),
                  tag + ": micro-batch losses sum to " + std::to_string(lossSum) +
                      ", full batch " + std::to_string(rankLoss));
 
     double checksum = 0;
-    for (int i = 0; i < l1 * kIn; ++i) checksum += n1[i];
-    for (int i = 0; i < l2 * kHid; ++i) checksum += n2[i];
+    for (int p : {0, 2})
+      for (float v : gradOf(*sync, p)) checksum += v;
     if (rank == 0)
       std::printf("%s: loss %.6f, full-batch loss %.6f, weight-gradient checksum "
                   "(rank 0 shard) %.9f\n",
                   tag.c_str(), lossSum, rankLoss, checksum);
 
     // SGD on the shard; the reference steps with its own gradient.
-    for (int i = 0; i < l1 * kIn; ++i) w1[i] -= float(kLr * n1[i]);
-    for (int i = 0; i < l1; ++i) b1[i] -= float(kLr * nb1[i]);
-    for (int i = 0; i < l2 * kHid; ++i) w2[i] -= float(kLr * n2[i]);
-    for (int i = 0; i < l2; ++i) b2[i] -= float(kLr * nb2[i]);
-    for (size_t i = 0; i < ref.w1.size(); ++i) ref.w1[i] -= kLr * g.w1[i];
-    for (size_t i = 0; i < ref.b1.size(); ++i) ref.b1[i] -= kLr * g.b1[i];
-    for (size_t i = 0; i < ref.w2.size(); ++i) ref.w2[i] -= kLr * g.w2[i];
-    for (size_t i = 0; i < ref.b2.size(); ++i) ref.b2[i] -= kLr * g.b2[i];
-    sync.release();
+    for (int p = 0; p < 4; ++p) {
+      for (int64_t i = 0; i < kLocalCounts[p]; ++i)
+        shards[p][i] -= float(kLr * gradOf(*sync, p)[i]);
+      for (size_t i = 0; i < ref[p].size(); ++i) ref[p][i] -= kLr * g[p][i];
+    }
   }
 
   distrt_stats s;

@@ -1,15 +1,18 @@
-//===- StepAbi.h - calling a JIT-compiled step from dist-run ---*- C++ -*-===//
+//===- Slots.h - a step's signature as dist-run reads it -------*- C++ -*-===//
 //
-// Host tensors, the memref descriptors of MLIR's C interface, and the
-// signature of a step as dist-run sees it.
+// What dist-run knows of each argument and result of the step (its static
+// f32 shape and the dist.parameter it is tied to), host tensors, and the
+// seeded numbers it draws parameters and data from. Calling the step is
+// tools/StepRunner's.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_TOOLS_DIST_RUN_STEPABI_H
-#define DIST_TOOLS_DIST_RUN_STEPABI_H
+#ifndef DIST_TOOLS_DIST_RUN_SLOTS_H
+#define DIST_TOOLS_DIST_RUN_SLOTS_H
+
+#include "StepRunner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 
 #include <cstdint>
 #include <string>
@@ -27,8 +30,7 @@ struct Rng {
   }
 };
 
-/// A host f32 tensor and the memref descriptor the C interface passes
-/// ({allocated, aligned, offset, sizes..., strides...}, all 8 bytes wide).
+/// A host f32 tensor.
 struct Tensor {
   std::vector<int64_t> shape;
   std::vector<float> data;
@@ -37,7 +39,6 @@ struct Tensor {
     for (int64_t d : shape) n *= d;
     return n;
   }
-  std::vector<int64_t> descriptor();
 };
 
 /// What the runner knows of one argument or result of the step.
@@ -51,15 +52,12 @@ struct Slot {
 /// the parameter each is tied to.
 mlir::LogicalResult readSlots(mlir::func::FuncOp func, bool results, std::vector<Slot> &slots);
 
-/// Calls _mlir_ciface_<name>(results*, args*...) through the engine's packed
-/// wrapper and returns the results as host tensors (freeing the buffers the
-/// compiled code allocated).
-std::vector<Tensor> call(mlir::ExecutionEngine &engine, const std::string &name,
-                         std::vector<Tensor> &args, const std::vector<Slot> &resultSlots);
+/// The shapes of the slots, as the step runner takes them.
+std::vector<dist_step::Shape> shapesOf(const std::vector<Slot> &slots);
 
 /// "tensor<4x8xf32>" for output labels.
 std::string typeString(const std::vector<int64_t> &shape);
 
 } // namespace dist_run
 
-#endif // DIST_TOOLS_DIST_RUN_STEPABI_H
+#endif // DIST_TOOLS_DIST_RUN_SLOTS_H

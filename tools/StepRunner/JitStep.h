@@ -1,0 +1,53 @@
+//===- JitStep.h - a step compiled in process (JIT) ------------*- C++ -*-===//
+//
+// The JIT way to a dist_step::Step (dist-run): the no_sync pipeline, which
+// leaves its own output unchanged, then -dist-lower-to-llvm and MLIR's
+// ExecutionEngine. Every rank of an mpirun job compiles the same module
+// (docs/Design.md, "Running any step"). Links MLIR; StepRunner.h does not.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_TOOLS_STEPRUNNER_JITSTEP_H
+#define DIST_TOOLS_STEPRUNNER_JITSTEP_H
+
+#include "StepRunner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace dist_step {
+
+struct JitOptions {
+  /// The sync step; its no_sync variant is @<entry>_no_sync.
+  std::string entry = "step";
+  /// The no_sync pipeline's hsdp-partial option.
+  bool hsdpPartial = false;
+  /// Shared libraries the JIT loads (the lowering may call MLIR's C runner
+  /// utilities, memrefCopy for copies of views).
+  std::vector<std::string> sharedLibPaths;
+};
+
+/// @<entry> and @<entry>_no_sync after the no_sync pipeline.
+struct StepFunctions {
+  mlir::func::FuncOp sync, noSync;
+};
+
+/// Runs the no_sync pipeline over `module` and finds both functions, public.
+/// The pipeline refuses a @<entry>_no_sync that is not the variant of
+/// @<entry>, which a name check alone would trust. `name` (the input file)
+/// names the module in errors; the pipeline's own diagnostics go to the
+/// context's handler.
+llvm::Expected<StepFunctions> prepareStep(mlir::ModuleOp module, const JitOptions &options,
+                                          llvm::StringRef name);
+
+/// Lowers the prepared `module` to LLVM and JIT-compiles it into a step with
+/// `signature` that calls _mlir_ciface_<entry>[_no_sync].
+llvm::Expected<Step> jitStep(mlir::ModuleOp module, const JitOptions &options,
+                             StepSignature signature);
+
+} // namespace dist_step
+
+#endif // DIST_TOOLS_STEPRUNNER_JITSTEP_H
