@@ -11,6 +11,7 @@
 #ifndef DIST_CONVERSION_RUNTIMEAPI_H
 #define DIST_CONVERSION_RUNTIMEAPI_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::dist {
@@ -19,6 +20,12 @@ namespace mlir::dist {
 /// pointers as !llvm.ptr, integers and enums as signless integers of their
 /// width. Null when `name` is not an entry point of dist_runtime.h.
 FunctionType getRuntimeSignature(MLIRContext *ctx, StringRef name);
+
+/// Checks that `module` uses the runtime's reserved `distrt_` prefix only for
+/// declarations of runtime functions with their signatures (the lowering
+/// calls the runtime by name and would bind anything else); a located error
+/// otherwise.
+LogicalResult checkRuntimeSymbols(ModuleOp module);
 
 } // namespace mlir::dist
 

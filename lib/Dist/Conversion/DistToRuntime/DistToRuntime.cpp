@@ -9,7 +9,6 @@
 #include "Dist/Conversion/Passes.h"
 #include "Dist/Conversion/RuntimeApi.h"
 #include "Dist/IR/DistOps.h"
-#include "dist_runtime/dist_runtime.h"
 
 #include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -17,7 +16,6 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 
-#include <type_traits>
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_CONVERTDISTTORUNTIMEPASS
@@ -40,88 +38,6 @@ std::optional<int32_t> stashDtype(Operation *op, RankedTensorType type) {
     return std::nullopt;
   }
   return dtype;
-}
-
-/// The MLIR type the lowering passes for C type `T`: !llvm.ptr for pointers,
-/// a signless integer of the same width for integers and the C enums.
-template <typename T>
-Type typeOfC(MLIRContext *ctx) {
-  if constexpr (std::is_pointer_v<T>) {
-    return LLVM::LLVMPointerType::get(ctx);
-  } else {
-    static_assert(std::is_integral_v<T> || std::is_enum_v<T>,
-                  "the runtime API passes integers, enums and pointers only");
-    return IntegerType::get(ctx, 8 * sizeof(T));
-  }
-}
-
-/// The signature of a C function of type R(A...).
-template <typename R, typename... A>
-FunctionType signatureOfC(MLIRContext *ctx, R (*)(A...)) {
-  SmallVector<Type> results;
-  if constexpr (!std::is_void_v<R>)
-    results.push_back(typeOfC<R>(ctx));
-  return FunctionType::get(ctx, {typeOfC<A>(ctx)...}, results);
-}
-
-/// Every entry point of dist_runtime.h, with its signature derived from the
-/// declaration (decltype only: nothing here links the runtime).
-struct RuntimeFunction {
-  StringLiteral name;
-  FunctionType (*signature)(MLIRContext *);
-};
-#define DISTRT_API(fn)                                                         \
-  RuntimeFunction{#fn, [](MLIRContext *ctx) {                                  \
-                    return signatureOfC(ctx, static_cast<decltype(&fn)>(nullptr)); \
-                  }},
-constexpr RuntimeFunction kRuntimeApi[] = {
-#include "dist_runtime/dist_runtime_api.def"
-};
-#undef DISTRT_API
-
-} // namespace
-
-FunctionType mlir::dist::getRuntimeSignature(MLIRContext *ctx, StringRef name) {
-  const auto *entry = llvm::find_if(
-      kRuntimeApi, [&](const RuntimeFunction &fn) { return fn.name == name; });
-  if (entry == std::end(kRuntimeApi))
-    return {};
-  ctx->getOrLoadDialect<LLVM::LLVMDialect>(); // for !llvm.ptr
-  return entry->signature(ctx);
-}
-
-namespace {
-
-/// The lowering calls the runtime by symbol name and binds whatever the
-/// module already holds under that name: a user's @distrt_wait was called
-/// instead of the runtime's. Only a declaration of a runtime function, with
-/// the runtime's signature, may use the prefix.
-LogicalResult checkRuntimeSymbols(ModuleOp module) {
-  for (Operation &op : *module.getBody()) {
-    auto name =
-        op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
-    if (!name || !name.getValue().starts_with("distrt_"))
-      continue;
-    FunctionType expected = getRuntimeSignature(module.getContext(), name);
-    auto func = dyn_cast<func::FuncOp>(op);
-    if (expected && func && func.isExternal() &&
-        func.getFunctionType() == expected)
-      continue;
-    InFlightDiagnostic diag = op.emitError()
-                              << "@" << name.getValue()
-                              << " uses the dist runtime's reserved prefix "
-                              << "'distrt_': expected ";
-    if (!expected)
-      return diag << "no such symbol (the runtime has no "
-                  << name.getValue() << "), but got '" << op.getName() << "'";
-    diag << "at most a declaration of type " << expected << ", but got ";
-    if (func && func.isExternal())
-      return diag << "one of type " << func.getFunctionType();
-    if (func)
-      return diag << "a definition";
-    return diag << "'" << op.getName() << "'";
-  }
-  return success();
 }
 
 class Lowering {
