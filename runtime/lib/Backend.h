@@ -1,7 +1,8 @@
 //===- Backend.h - the interface every backend implements -------*- C++ -*-===//
 //
-// Internal to the runtime. Runtime.cpp validates arguments, keeps handles,
-// statistics, the trace and the watchdog; a backend only moves bytes.
+// Internal to the runtime. The runtime's rooms validate arguments and keep
+// handles, statistics, the trace and the watchdog; a backend only moves
+// bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,6 +83,12 @@ public:
     error = std::string(name()) + " backend cannot broadcast";
     return false;
   }
+  /// This rank's index among the ranks on its node (picks the GPU of the
+  /// NCCL backend); only the MPI backend knows. Collective over the world.
+  virtual bool nodeLocalRank(int &rank, std::string &error) {
+    error = std::string(name()) + " backend cannot find the node-local rank";
+    return false;
+  }
   /// Ends the whole job with `code` (all ranks).
   [[noreturn]] virtual void abortJob(int code) = 0;
   virtual void finalize() = 0;
@@ -93,8 +100,8 @@ std::unique_ptr<Backend> createMpiBackend(std::string &error);
 /// Whether this process was started by an MPI launcher.
 bool launchedByMpi();
 
-/// What the NCCL plugin needs from MPI to bootstrap: the world rank/size
-/// and a broadcast of bytes from world rank 0.
+/// What the NCCL plugin needs from MPI to bootstrap: the world rank/size,
+/// a broadcast of bytes from world rank 0, and the node-local rank.
 struct NcclBootstrap {
   int rank;
   int size;
@@ -102,11 +109,14 @@ struct NcclBootstrap {
   bool (*broadcast)(void *context, void *data, int bytes, std::string &error);
   void (*abortJob)(void *context, int code); // does not return
   void (*finalize)(void *context);
+  int localRank;
 };
 
-/// Loads libdist_runtime_nccl.so (next to this library) and creates the NCCL
+/// Loads the NCCL plugin `pluginPath` (DIST_NCCL_PLUGIN; when empty,
+/// libdist_runtime_nccl.so next to this library) and creates the NCCL
 /// backend over `mpi`, which it takes over.
 std::unique_ptr<Backend> loadNcclBackend(std::unique_ptr<Backend> mpi,
+                                         const std::string &pluginPath,
                                          std::string &error);
 
 } // namespace distrt

@@ -3,60 +3,8 @@
 #include "Dtype.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace distrt {
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu;
-  uint32_t mantissa = h & 0x3ffu;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent == 0) {
-    if (mantissa == 0) {
-      bits = sign;
-    } else { // subnormal: normalize
-      int shift = 0;
-      while (!(mantissa & 0x400u)) {
-        mantissa <<= 1;
-        ++shift;
-      }
-      mantissa &= 0x3ffu;
-      bits = sign | uint32_t(127 - 15 - shift + 1) << 23 | (mantissa << 13);
-    }
-  } else {
-    bits = sign | (exponent + 127 - 15) << 23 | (mantissa << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
-  uint32_t absBits = bits & 0x7fffffffu;
-  if (absBits > 0x7f800000u)
-    return uint16_t(sign | 0x7e00u); // NaN
-  if (absBits >= 0x477ff000u)        // rounds to >= 65520: infinity
-    return uint16_t(sign | 0x7c00u);
-  if (absBits < 0x38800000u) { // subnormal or zero in half
-    float a;
-    std::memcpy(&a, &absBits, 4);
-    // 2^-24 is the half subnormal unit; nearbyint rounds to even.
-    return uint16_t(sign | uint16_t(std::nearbyint(a * 16777216.0f)));
-  }
-  uint32_t exponent = (absBits >> 23) - 127 + 15;
-  uint32_t mantissa = absBits & 0x7fffffu;
-  uint32_t half = (exponent << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
-    ++half;
-  return uint16_t(sign | half);
-}
 
 template <typename T> static T apply(T a, T b, distrt_reduction op) {
   switch (op) {

@@ -5,6 +5,7 @@
 
 #include "dist_runtime/dist_runtime.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -49,19 +50,44 @@ inline const char *reductionName(distrt_reduction op) {
   return "?";
 }
 
-// IEEE half and bfloat16, converted through float with round to nearest even.
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);
+// IEEE half and bfloat16, converted through float with round to nearest
+// even. f16 through the compiler's _Float16 (F16C instructions or the
+// support library's __extendhfsf2/__truncsfhf2; runtime/CMakeLists.txt
+// checks they link).
+inline float halfToFloat(uint16_t h) {
+  _Float16 value;
+  std::memcpy(&value, &h, 2);
+  return float(value);
+}
+inline uint16_t floatToHalf(float f) {
+  // Every NaN becomes the quiet NaN 0x7e00 with f's sign, as the runtime
+  // has always produced: _Float16 would keep the payload bits, and
+  // halfToFloat makes a signalling NaN quiet, which this hides.
+  if (std::isnan(f))
+    return std::signbit(f) ? 0xfe00 : 0x7e00;
+  _Float16 value = _Float16(f);
+  uint16_t h;
+  std::memcpy(&h, &value, 2);
+  return h;
+}
+
+// bf16 by hand, not through __bf16: clang lowers any float -> __bf16 to a
+// call of __truncsfbf2, which libgcc has only from GCC 13 (Debian 12's
+// libgcc 12, which clang-22 links here, lacks it), and it emits one even
+// for code that only widens __bf16 (max(widen(a), widen(b)) becomes a bf16
+// max, computed in float and narrowed). bf16 is the top half of a float.
 inline float bf16ToFloat(uint16_t b) {
   uint32_t bits = uint32_t(b) << 16;
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
 }
+// Round to nearest even; a NaN stays NaN: made quiet, so that one whose
+// payload is all in the dropped bits does not become inf.
 inline uint16_t floatToBf16(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN stays NaN
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
     return uint16_t((bits >> 16) | 0x40);
   bits += 0x7fffu + ((bits >> 16) & 1u);
   return uint16_t(bits >> 16);

@@ -229,6 +229,21 @@ public:
       error = mpiError(rc);
     return rc == MPI_SUCCESS;
   }
+  bool nodeLocalRank(int &rank, std::string &error) override {
+    // The ranks that share memory with this one: its node, by MPI-3's
+    // portable split rather than one launcher's environment variable.
+    MPI_Comm node;
+    int rc = MPI_Comm_split_type(world_->comm(), MPI_COMM_TYPE_SHARED, 0,
+                                 MPI_INFO_NULL, &node);
+    if (rc == MPI_SUCCESS) {
+      rc = MPI_Comm_rank(node, &rank);
+      MPI_Comm_free(&node);
+    }
+    if (rc != MPI_SUCCESS)
+      error = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed: " +
+              mpiError(rc);
+    return rc == MPI_SUCCESS;
+  }
   [[noreturn]] void abortJob(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);

@@ -189,8 +189,7 @@ public:
                                   : std::string("0 devices"));
       return false;
     }
-    const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    int device = (local ? std::atoi(local) : bootstrap_.rank) % devices;
+    int device = bootstrap_.localRank % devices;
     if ((crc = cudaSetDevice(device)) != cudaSuccess ||
         (crc = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) !=
             cudaSuccess) {

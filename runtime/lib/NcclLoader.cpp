@@ -9,7 +9,6 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <string>
 
 namespace distrt {
@@ -18,8 +17,9 @@ namespace {
 /// The NCCL backend plus the MPI backend it bootstraps over.
 class PluginBackend : public Backend {
 public:
-  PluginBackend(std::unique_ptr<Backend> mpi, void *library)
+  PluginBackend(std::unique_ptr<Backend> mpi, void *library, int localRank)
       : mpi_(std::move(mpi)), library_(library) {
+    bootstrap_.localRank = localRank;
     bootstrap_.rank = mpi_->world().rank();
     bootstrap_.size = mpi_->world().size();
     bootstrap_.context = mpi_.get();
@@ -62,9 +62,7 @@ private:
   std::unique_ptr<Backend> nccl_;
 };
 
-std::string pluginPath() {
-  if (const char *path = std::getenv("DIST_NCCL_PLUGIN"))
-    return path;
+std::string defaultPluginPath() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void *>(&loadNcclBackend), &info) &&
       info.dli_fname) {
@@ -79,8 +77,16 @@ std::string pluginPath() {
 } // namespace
 
 std::unique_ptr<Backend> loadNcclBackend(std::unique_ptr<Backend> mpi,
+                                         const std::string &pluginPath,
                                          std::string &error) {
-  std::string path = pluginPath();
+  // First, on every rank: a collective must not wait for a rank that failed
+  // to load the plugin and left.
+  int localRank;
+  if (!mpi->nodeLocalRank(localRank, error)) {
+    mpi->finalize();
+    return nullptr;
+  }
+  std::string path = pluginPath.empty() ? defaultPluginPath() : pluginPath;
   void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     const char *reason = dlerror();
@@ -97,7 +103,8 @@ std::unique_ptr<Backend> loadNcclBackend(std::unique_ptr<Backend> mpi,
     mpi->finalize();
     return nullptr;
   }
-  auto backend = std::make_unique<PluginBackend>(std::move(mpi), library);
+  auto backend =
+      std::make_unique<PluginBackend>(std::move(mpi), library, localRank);
   if (!backend->create(createFn, error)) {
     backend->finalize();
     return nullptr;

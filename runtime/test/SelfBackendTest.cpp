@@ -307,6 +307,39 @@ TEST(SelfRuntimeInit, UnknownBackendAndBadTimeout) {
   EXPECT_FALSE(distrt_is_initialized());
 }
 
+// Bad values were silently taken for "off" (or, for the timeout, saturated)
+// and an unwritable trace failed only distrt_finalize, after the run.
+TEST(SelfRuntimeInit, BadEnvironmentFailsInit) {
+  setenv("DIST_BACKEND", "self", 1);
+  struct Case {
+    const char *name, *value, *message;
+  } cases[] = {
+      {"DIST_CHECK_COLLECTIVES", "yes",
+       "distrt_init: invalid DIST_CHECK_COLLECTIVES 'yes' (expected 0 or 1)"},
+      {"DIST_STATS", "garbage",
+       "distrt_init: invalid DIST_STATS 'garbage' (expected 0 or 1)"},
+      {"DIST_WATCHDOG_TIMEOUT_MS", "9223372036854775808",
+       "distrt_init: invalid DIST_WATCHDOG_TIMEOUT_MS '9223372036854775808' "
+       "(expected a whole number of milliseconds from 1 to "
+       "9223372036854775807)"},
+      {"DIST_TRACE", "/nonexistent-dir/t.json",
+       "distrt: rank 0: distrt_init: invalid DIST_TRACE "
+       "'/nonexistent-dir/t.json': cannot write the trace to "
+       "'/nonexistent-dir/t.json': No such file or directory"},
+  };
+  for (const Case &c : cases) {
+    setenv(c.name, c.value, 1);
+    EXPECT_EQ(distrt_init(0), DISTRT_ERR_INVALID) << c.name;
+    EXPECT_NE(std::string(distrt_last_error()).find(c.message),
+              std::string::npos)
+        << distrt_last_error();
+    EXPECT_FALSE(distrt_is_initialized());
+    unsetenv(c.name);
+  }
+  ASSERT_EQ(distrt_init(0), DISTRT_OK) << distrt_last_error();
+  EXPECT_EQ(distrt_finalize(), DISTRT_OK) << distrt_last_error();
+}
+
 TEST(SelfRuntimeInit, TraceIsChromeJson) {
   std::string path = ::testing::TempDir() + "distrt_self_trace.json";
   std::remove(path.c_str());

@@ -13,15 +13,10 @@
  * auto picks mpi when launched by mpirun (or when MPI is already
  * initialized), else self.
  *
- * Environment:
- *   DIST_BACKEND                 see above
- *   DIST_WATCHDOG_TIMEOUT_MS     abort every rank when an op stays pending
- *                                longer than this (default 600000)
- *   DIST_TRACE=path              write a Chrome trace / Perfetto JSON of every
- *                                collective and wait; "%r" in the path is
- *                                replaced by the rank, else ".<rank>" is added
- *                                before the extension when world size > 1
- *   DIST_STATS=1                 print the statistics at distrt_finalize
+ * Environment: DIST_BACKEND (see above), DIST_WATCHDOG_TIMEOUT_MS,
+ * DIST_CHECK_COLLECTIVES, DIST_TRACE, DIST_STATS, DIST_NCCL_PLUGIN, read by
+ * distrt_init; docs/Runtime.md lists their accepted values and defaults. A
+ * bad value makes distrt_init fail (DISTRT_ERR_INVALID).
  *
  * Layout: collectives work along dim 0 of contiguous row-major buffers, i.e.
  * on flat element ranges (rank i's part of an all_gather result or a

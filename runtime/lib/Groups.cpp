@@ -1,0 +1,70 @@
+//===- Groups.cpp - process groups ----------------------------------------===//
+
+#include "Groups.h"
+#include "SplitPlan.h"
+#include "State.h"
+
+namespace distrt {
+
+distrt_status createGroup(int64_t meshRank, const int64_t *meshShape,
+                          int64_t naxes, const int64_t *axes,
+                          distrt_group *group) {
+  if (distrt_status s = requireInit("distrt_group_create"))
+    return s;
+  if (!group || meshRank < 1 || !meshShape || naxes < 0 || (naxes && !axes))
+    return fail(DISTRT_ERR_INVALID,
+                "distrt_group_create: expected a mesh of rank >= 1 and a "
+                "group pointer");
+  SplitPlan plan;
+  std::string error;
+  if (!planSplit(std::vector<int64_t>(meshShape, meshShape + meshRank),
+                 std::vector<int64_t>(axes, axes + naxes), state->worldSize,
+                 state->rank, plan, error))
+    return fail(DISTRT_ERR_INVALID, "distrt_group_create: " + error);
+  std::lock_guard<std::mutex> lock(state->mutex);
+  auto cached = state->groupCache.find(plan.cacheKey);
+  if (cached != state->groupCache.end()) {
+    *group = cached->second;
+    return DISTRT_OK;
+  }
+  std::unique_ptr<Group> split =
+      state->backend->world().split(int(plan.color), int(plan.key), error);
+  if (!split)
+    return fail(DISTRT_ERR_BACKEND, "distrt_group_create: " + error);
+  distrt_group id = state->groups.size();
+  state->groups.push_back(split.get());
+  state->ownedGroups.push_back(std::move(split));
+  state->groupCache[plan.cacheKey] = id;
+  *group = id;
+  return DISTRT_OK;
+}
+
+distrt_status lookupGroup(distrt_group id, const char *what, Group **out) {
+  if (id < 0 || id >= int64_t(state->groups.size()))
+    return fail(DISTRT_ERR_INVALID,
+                std::string(what) + ": unknown group " + std::to_string(id));
+  *out = state->groups[id];
+  return DISTRT_OK;
+}
+
+distrt_status groupSize(distrt_group id, int64_t *size) {
+  if (distrt_status s = requireInit("distrt_group_size"))
+    return s;
+  Group *group;
+  if (distrt_status s = lookupGroup(id, "distrt_group_size", &group))
+    return s;
+  *size = group->size();
+  return DISTRT_OK;
+}
+
+distrt_status groupRank(distrt_group id, int64_t *rank) {
+  if (distrt_status s = requireInit("distrt_group_rank"))
+    return s;
+  Group *group;
+  if (distrt_status s = lookupGroup(id, "distrt_group_rank", &group))
+    return s;
+  *rank = group->rank();
+  return DISTRT_OK;
+}
+
+} // namespace distrt

@@ -1,0 +1,101 @@
+//===- Handles.cpp - pending collectives and their handles ----------------===//
+
+#include "Handles.h"
+#include "Collectives.h"
+#include "Dtype.h"
+
+namespace distrt {
+
+distrt_handle addPending(PendingOp op) {
+  distrt_handle handle = state->nextHandle++;
+  state->pending.emplace(handle, std::move(op));
+  return handle;
+}
+
+PendingOp takePending(distrt_handle handle) {
+  auto it = state->pending.find(handle);
+  PendingOp op = std::move(it->second);
+  state->pending.erase(it);
+  return op;
+}
+
+void complete(PendingOp &op) {
+  if (op.divideBy > 1)
+    divideInPlace(op.desc.recv, op.desc.count, op.desc.dtype, op.divideBy);
+  op.complete = true;
+  op.traceEndUs = sinceEpochUs(Clock::now());
+}
+
+static distrt_status unknownHandle(const char *what, distrt_handle handle) {
+  return fail(DISTRT_ERR_INVALID,
+              std::string(what) + ": unknown handle " +
+                  std::to_string(handle) +
+                  " (never issued, or already waited on)");
+}
+
+distrt_status testHandle(distrt_handle handle, int32_t *done) {
+  if (distrt_status s = requireInit("distrt_test"))
+    return s;
+  std::lock_guard<std::mutex> lock(state->mutex);
+  auto it = state->pending.find(handle);
+  if (it == state->pending.end())
+    return unknownHandle("distrt_test", handle);
+  PendingOp &op = it->second;
+  if (!op.complete) {
+    std::string error;
+    bool finished = op.pending->test(error);
+    if (!error.empty()) {
+      std::string message = describeOp(op) + " failed: " + error;
+      state->pending.erase(it);
+      return fail(DISTRT_ERR_BACKEND, message);
+    }
+    if (finished)
+      complete(op);
+  }
+  *done = op.complete;
+  return DISTRT_OK;
+}
+
+distrt_status waitHandle(distrt_handle handle) {
+  if (distrt_status s = requireInit("distrt_wait"))
+    return s;
+  Clock::time_point waitStart = Clock::now();
+  std::unique_lock<std::mutex> lock(state->mutex);
+  auto it = state->pending.find(handle);
+  if (it == state->pending.end())
+    return unknownHandle("distrt_wait", handle);
+  PendingOp &op = it->second;
+  if (!op.complete) {
+    // Block in the backend without the lock: the watchdog thread bounds the
+    // wait, so a peer that never arrives ends in its message, not a hang.
+    std::string error;
+    lock.unlock();
+    bool ok = op.pending->wait(error);
+    lock.lock();
+    if (!ok) {
+      std::string message = describeOp(op) + " failed: " + error;
+      state->pending.erase(it);
+      return fail(DISTRT_ERR_BACKEND, message);
+    }
+    complete(op);
+  }
+  recordWait(op, waitStart);
+  state->pending.erase(it);
+  return DISTRT_OK;
+}
+
+distrt_status waitHandleWithSend(distrt_handle handle, const void *send) {
+  if (distrt_status s = requireInit("distrt_wait_send"))
+    return s;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    auto it = state->pending.find(handle);
+    if (it != state->pending.end() && it->second.desc.send != send)
+      return fail(DISTRT_ERR_INVALID,
+                  "distrt_wait_send: " + describeOp(it->second) +
+                      " was issued with another send buffer");
+  }
+  return waitHandle(handle);
+}
+
+} // namespace distrt

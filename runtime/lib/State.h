@@ -1,0 +1,100 @@
+//===- State.h - the runtime's state, shared by its rooms -------*- C++ -*-===//
+//
+// One State lives from distrt_init to distrt_finalize. The runtime is driven
+// from one thread; `mutex` guards the state against the watchdog thread,
+// which only reads the pending table. Each room (Groups, Collectives,
+// Handles, Stash, Watchdog) owns the fields marked with its name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIST_RUNTIME_STATE_H
+#define DIST_RUNTIME_STATE_H
+
+#include "Backend.h"
+#include "Trace.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace distrt {
+
+using Clock = std::chrono::steady_clock;
+
+/// A collective from its start to its wait.
+struct PendingOp {
+  std::unique_ptr<Pending> pending; // null while a blocking call runs
+  CollectiveDesc desc;
+  distrt_group group;
+  int groupSize;
+  int64_t bytes;
+  int64_t divideBy; // > 1: AVG emulated by SUM, divide on completion
+  Clock::time_point start;
+  double traceStartUs;
+  bool complete = false;
+  double traceEndUs = 0;
+};
+
+struct StashEntry {
+  std::vector<unsigned char> data;
+  int64_t count;
+  distrt_dtype dtype;
+};
+
+struct State {
+  std::mutex mutex;
+  std::unique_ptr<Backend> backend;
+  int rank = 0;
+  int worldSize = 1;
+  Clock::time_point epoch;
+  // Groups.
+  std::vector<std::unique_ptr<Group>> ownedGroups;
+  std::vector<Group *> groups; // [0] is the world
+  std::map<std::string, distrt_group> groupCache;
+  // Handles.
+  std::map<distrt_handle, PendingOp> pending;
+  distrt_handle nextHandle = 1;
+  // Stash.
+  std::map<std::string, StashEntry> stash;
+  // Collectives.
+  distrt_stats stats = {};
+  std::unique_ptr<Trace> trace;
+  bool printStats = false;
+  bool checkCollectives = false;
+  std::map<distrt_group, int64_t> sequence;
+  // Watchdog.
+  std::atomic<int64_t> timeoutMs{0};
+  std::thread watchdog;
+  std::condition_variable stopWatchdog;
+  bool stopping = false;
+};
+
+/// Null outside distrt_init .. distrt_finalize.
+extern State *state;
+
+/// Records "distrt: rank R: `message`" for distrt_last_error on this thread
+/// and returns `status`.
+distrt_status fail(distrt_status status, const std::string &message);
+/// The message of the last failed call on this thread ("" if none).
+const std::string &lastError();
+distrt_status requireInit(const char *what);
+
+double sinceEpochUs(Clock::time_point t);
+const char *kindName(int kind);
+/// "all_reduce on group 1 (size 2) of 8 f32 elements per rank (32 bytes)
+/// sum": how diagnostics name an op.
+std::string describeOp(const PendingOp &op);
+
+/// distrt_init and distrt_finalize.
+distrt_status initialize(int64_t expectedWorldSize);
+distrt_status finalize();
+
+} // namespace distrt
+
+#endif // DIST_RUNTIME_STATE_H
