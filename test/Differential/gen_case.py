@@ -75,6 +75,10 @@ class Case:
     style: str  # "generic": linalg.generic everywhere; "named": linalg.matmul, arith on tensors
     args: list = field(default_factory=list)  # ("param", name) | ("x",) | ("y",)
     results: list = field(default_factory=list)  # ("loss",) | ("grad", name) | ("dx",) | ("gradnorm",)
+    # Gradients the step returns already synchronized, spelled as a frontend
+    # would: name -> "pre" (g / W, then sum collectives), "post" (sum, then
+    # * 1/W) or "avg" (avg collectives). The others are returned local.
+    sync_forms: dict = field(default_factory=dict)
 
     def tags(self):
         t = {p.kind for p in self.params.values()}
@@ -90,6 +94,8 @@ class Case:
             t.add("dx")
         if self.gradnorm:
             t.add("gradnorm")
+        for form in sorted(set(self.sync_forms.values())):
+            t.add("sync-" + form)
         for feature in ("scale", "bias2", "packed", "loop"):
             if any(getattr(l, feature) for l in self.layers):
                 t.add({"scale": "wscale", "bias2": "shared-grad"}.get(feature, feature))
@@ -232,4 +238,9 @@ def make_case(seed):
     if rng.random() < 0.5:
         rng.shuffle(results)
     case.args, case.results = args, results
+    # Drawn last, so that the draws above (and so each seed's model) are the
+    # same as before explicit forms existed.
+    for name in params:
+        if rng.random() < 0.3:
+            case.sync_forms[name] = rng.choice(["pre", "post", "avg"])
     return case

@@ -107,7 +107,7 @@ dist.parameter @b : tensor<4xf32> replicated on @world
 
 func.func @wrong_factor(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   %three = arith.constant dense<3.0> : tensor<4xf32>
-  // expected-error @+1 {{apply-no-sync: result #0 of @wrong_factor, the gradient of @b, is not a recognized gradient sync: expected the pre-averaging to scale by 1/2, but it scales by 0.333333}}
+  // expected-error @+1 {{apply-no-sync: result #0 of @wrong_factor, the gradient of @b, is not a recognized gradient sync: expected the averaging to scale by 1/2, but it scales by 0.333333}}
   %d = arith.divf %g, %three : tensor<4xf32>
   %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>

@@ -41,12 +41,15 @@ func.func @mixed(%g: tensor<4xf32>, %h: tensor<4xf32>)
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
 
-func.func @avg_only(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
-  // expected-error @+1 {{dist-grad-accumulation: result #0 of @avg_only, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce}}
+// (Averaged twice: an avg all_reduce, then divided by W.)
+func.func @double_average(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %two = arith.constant dense<2.0> : tensor<4xf32>
+  // expected-error @+1 {{dist-grad-accumulation: result #0 of @double_average, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce}}
   %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  %d = arith.divf %r, %two : tensor<4xf32>
   // expected-note @+1 {{returned here as result #0}}
-  return %r : tensor<4xf32>
+  return %d : tensor<4xf32>
 }
 
 // -----

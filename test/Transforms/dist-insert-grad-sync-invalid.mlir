@@ -29,7 +29,7 @@ dist.parameter @b : tensor<4xf32> replicated on @world
 
 func.func @frontend_synced(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   %f = dist.all_reduce %g on @world reduction = sum : tensor<4xf32>
-  // expected-error @+1 {{dist-insert-grad-sync: result #0 of @frontend_synced, the gradient of @b, is not a recognized gradient sync: expected the pre-averaging (a division or multiplication by a constant) before the first collective, but the value is produced by a block argument}}
+  // expected-error @+1 {{dist-insert-grad-sync: result #0 of @frontend_synced, the gradient of @b, is not a recognized gradient sync: expected the averaging (a division or multiplication by a constant) before the first collective, or avg collectives, but the value is produced by a block argument}}
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   // expected-note @+1 {{returned here as result #0}}
   return %r : tensor<4xf32>
@@ -37,17 +37,18 @@ func.func @frontend_synced(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}
 
 // -----
 
-// The same with avg: the sum of the plan is not matched by another
-// reduction, even one that computes the same mean.
+// Averaged twice (avg, then * 1/W) computes sum / W^2: refused.
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
 
-func.func @avg(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+func.func @avg_then_scaled(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %half = arith.constant dense<0.5> : tensor<4xf32>
   // expected-error @+1 {{is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce}}
   %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  %d = arith.mulf %half, %r : tensor<4xf32>
   // expected-note @+1 {{returned here as result #0}}
-  return %r : tensor<4xf32>
+  return %d : tensor<4xf32>
 }
 
 // -----
@@ -198,4 +199,42 @@ func.func @shard_all_reduce(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b
   %r = shard.all_reduce %g on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>
   // expected-note @+1 {{returned here as result #0}}
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// HSDP with avg on one stage and sum on the other computes sum / S: refused.
+dist.mesh @hsdp shape = [2, 4]
+dist.parameter @w : tensor<4x12xf32> fully_sharded on @hsdp axes = [1]
+    replicate_axes = [0]
+
+func.func @mixed_reductions(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
+  // expected-error @+1 {{is not a recognized gradient sync: expected a avg reduce_scatter along dim 0 over the parameter's axes, but found a sum reduce_scatter along dim 0}}
+  %f = dist.reduce_scatter %g on @hsdp axes = [1] reduction = sum scatter_axis = 0
+      : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+  %s = dist.wait %f : !dist.future<tensor<4x12xf32>>
+  %h = dist.all_reduce %s on @hsdp axes = [0] reduction = avg : tensor<4x12xf32>
+  %r = dist.wait %h : !dist.future<tensor<4x12xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4x12xf32>
+}
+
+// -----
+
+// Post-division by the size of one group only (S = 4 of W = 8): refused.
+dist.mesh @hsdp shape = [2, 4]
+dist.parameter @w : tensor<4x12xf32> fully_sharded on @hsdp axes = [1]
+    replicate_axes = [0]
+
+func.func @post_divided_by_s(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
+  %four = arith.constant dense<4.0> : tensor<4x12xf32>
+  %f = dist.reduce_scatter %g on @hsdp axes = [1] reduction = sum scatter_axis = 0
+      : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+  %s = dist.wait %f : !dist.future<tensor<4x12xf32>>
+  %h = dist.all_reduce %s on @hsdp axes = [0] reduction = sum : tensor<4x12xf32>
+  %r = dist.wait %h : !dist.future<tensor<4x12xf32>>
+  // expected-error @+1 {{is not a recognized gradient sync: expected the averaging to scale by 1/8, but it scales by 0.250000}}
+  %d = arith.divf %r, %four : tensor<4x12xf32>
+  // expected-note @+1 {{returned here as result #0}}
+  return %d : tensor<4x12xf32>
 }

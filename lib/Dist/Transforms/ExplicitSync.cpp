@@ -11,15 +11,6 @@
 using namespace mlir;
 using namespace mlir::dist;
 
-SmallVector<Operation *> ExplicitSync::ops() const {
-  SmallVector<Operation *> result{scale};
-  for (const ExplicitStage &stage : stages) {
-    result.push_back(stage.collective);
-    result.push_back(stage.wait);
-  }
-  return result;
-}
-
 /// The float value of a scalar or splat constant, if `value` is one.
 static std::optional<double> getConstantFloat(Value value) {
   Attribute attr;
@@ -193,8 +184,12 @@ private:
   }
   /// `value` must be used by `user` only.
   LogicalResult onlyUsedBy(Value value, Operation *user, StringRef what);
-  FailureOr<ExplicitStage> matchStage(Value value, const GradSyncStage &stage);
-  LogicalResult matchScale(ExplicitSync &sync, Value scaled);
+  FailureOr<ExplicitStage> matchStage(Value value, const GradSyncStage &stage,
+                                      ReductionKind reduction);
+  /// Matches the averaging op defining `scaled`; its operand must have type
+  /// `operandType`.
+  LogicalResult matchScale(ExplicitSync &sync, Value scaled,
+                           RankedTensorType operandType, StringRef where);
 
   const GradSyncPlan &plan;
   SymbolTableCollection &symbolTable;
@@ -214,7 +209,8 @@ LogicalResult Matcher::onlyUsedBy(Value value, Operation *user,
 }
 
 FailureOr<ExplicitStage> Matcher::matchStage(Value value,
-                                             const GradSyncStage &stage) {
+                                             const GradSyncStage &stage,
+                                             ReductionKind reduction) {
   auto wait = value.getDefiningOp<WaitOp>();
   if (!wait)
     return fail(value.getDefiningOp(),
@@ -225,12 +221,13 @@ FailureOr<ExplicitStage> Matcher::matchStage(Value value,
     return fail(wait, "the waited future does not come from a collective");
   if (failed(onlyUsedBy(collective.getResult(), wait, "the future")))
     return failure();
-  // Every stage is a sum along dim 0 (for all_reduce the dim is 0 too).
+  // Every stage reduces along dim 0 (for all_reduce the dim is 0 too).
   const CollectiveTraits &traits = getCollectiveTraits(stage.kind);
   bool kindMatches = collective.getTraits().kind == stage.kind &&
-                     collective.getCollectiveReduction() == ReductionKind::Sum &&
+                     collective.getCollectiveReduction() == reduction &&
                      collective.getCollectiveDim() == 0;
-  std::string expected = ("a sum " + traits.name).str();
+  std::string expected =
+      ("a " + stringifyReductionKind(reduction) + " " + traits.name).str();
   if (!traits.dimAttrName.empty())
     expected += " along dim 0";
   std::string group = stage.onReplicateAxes ? "replicate axes" : "axes";
@@ -253,33 +250,72 @@ FailureOr<ExplicitStage> Matcher::matchStage(Value value,
   return ExplicitStage{collective, wait};
 }
 
-LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled) {
+LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled,
+                                  RankedTensorType operandType,
+                                  StringRef where) {
   Operation *op = scaled.getDefiningOp();
   FailureOr<ScaleMatch> scale = ::matchScale(op);
   if (failed(scale))
-    return fail(op, "expected the pre-averaging (a division or "
-                    "multiplication by a constant) before the first "
-                    "collective, but the value is produced by " +
+    return fail(op, "expected the averaging (a division or multiplication by "
+                    "a constant) " +
+                        where + ", or avg collectives, but the value is "
+                                "produced by " +
                         describe(op));
   // The constant is 1/W rounded to the element type.
   auto elementType = cast<FloatType>(plan.localGradType.getElementType());
   double eps = std::ldexp(1.0, 1 - int(elementType.getFPMantissaWidth()));
   if (!(std::abs(scale->factor * plan.factor - 1.0) <= eps))
-    return fail(op, "expected the pre-averaging to scale by 1/" +
+    return fail(op, "expected the averaging to scale by 1/" +
                         std::to_string(plan.factor) + ", but it scales by " +
                         std::to_string(scale->factor));
-  if (scale->grad.getType() != plan.localGradType)
-    return fail(op, "expected the pre-averaged value to have the parameter's "
-                    "unsharded gradient type");
+  if (scale->grad.getType() != operandType) {
+    std::string expected;
+    llvm::raw_string_ostream(expected) << operandType;
+    return fail(op, "expected the averaged value to have the type " + expected);
+  }
   sync.scale = op;
   sync.scaleInput = scale->grad;
   return success();
 }
 
+/// Whether `value` is the output of a sync's last stage: a wait of a
+/// collective.
+static bool isCollectiveResult(Value value) {
+  auto wait = value.getDefiningOp<WaitOp>();
+  return wait && wait.getFuture().getDefiningOp<CollectiveOpInterface>();
+}
+
+bool mlir::dist::endsLikeExplicitSync(Value value) {
+  if (value.getDefiningOp<WaitOp>())
+    return true;
+  FailureOr<ScaleMatch> scale = ::matchScale(value.getDefiningOp());
+  return succeeded(scale) && scale->grad.getDefiningOp<WaitOp>();
+}
+
 FailureOr<ExplicitSync> Matcher::match(Value value) {
   ExplicitSync sync;
   ArrayRef<GradSyncStage> stages = plan.stages;
-  FailureOr<ExplicitStage> last = matchStage(value, stages.back());
+  // Post-division: the value is the scale of a collective's result.
+  if (!isCollectiveResult(value)) {
+    Operation *post = value.getDefiningOp();
+    FailureOr<ScaleMatch> scale = ::matchScale(post);
+    if (succeeded(scale) && isCollectiveResult(scale->grad)) {
+      if (failed(matchScale(sync, value, plan.syncedType,
+                            "after the last collective")) ||
+          failed(onlyUsedBy(scale->grad, post, "the summed gradient")))
+        return failure();
+      sync.averaging = Averaging::PostScale;
+      value = scale->grad;
+    }
+  } else if (auto wait = value.getDefiningOp<WaitOp>()) {
+    auto collective = wait.getFuture().getDefiningOp<CollectiveOpInterface>();
+    if (collective.getCollectiveReduction() == ReductionKind::Avg)
+      sync.averaging = Averaging::AvgReduction;
+  }
+  ReductionKind reduction = sync.averaging == Averaging::AvgReduction
+                                ? ReductionKind::Avg
+                                : ReductionKind::Sum;
+  FailureOr<ExplicitStage> last = matchStage(value, stages.back(), reduction);
   if (failed(last))
     return failure();
   if (stages.size() == 2) {
@@ -292,16 +328,33 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
       reader = sync.stashAddBeforeReplicate;
       shard = inner;
     }
-    FailureOr<ExplicitStage> first = matchStage(shard, stages.front());
+    // The split sync step (take_stash between the stages) is only written by
+    // dist itself, pre-scaled; the other forms average in one place.
+    if (sync.stashAddBeforeReplicate &&
+        sync.averaging != Averaging::PreScale)
+      return fail(sync.stashAddBeforeReplicate,
+                  "expected a pre-averaged sync around a stash sum between "
+                  "its stages");
+    FailureOr<ExplicitStage> first =
+        matchStage(shard, stages.front(), reduction);
     if (failed(first) ||
         failed(onlyUsedBy(first->wait.getResult(), reader, "the shard")))
       return failure();
     sync.stages.push_back(*first);
   }
   sync.stages.push_back(*last);
-  Value scaled = sync.stages.front().collective.getInput();
-  if (failed(matchScale(sync, scaled)) ||
-      failed(onlyUsedBy(scaled, sync.stages.front().collective,
+  Value input = sync.stages.front().collective.getInput();
+  if (sync.averaging != Averaging::PreScale) {
+    if (input.getType() != plan.localGradType)
+      return fail(sync.stages.front().collective,
+                  "expected the first collective to read the parameter's "
+                  "unsharded gradient type");
+    sync.scaleInput = input;
+    return sync;
+  }
+  if (failed(matchScale(sync, input, plan.localGradType,
+                        "before the first collective")) ||
+      failed(onlyUsedBy(input, sync.stages.front().collective,
                         "the pre-averaged gradient")))
     return failure();
   return sync;

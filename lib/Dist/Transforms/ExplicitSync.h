@@ -22,20 +22,31 @@ struct ExplicitStage {
   WaitOp wait;
 };
 
-/// local gradient -> scale -> stage 0 [-> (+ take_stash) -> stage 1] -> value.
+/// How a chain averages over the W ranks (docs/Design.md, "The forms
+/// frontends emit"): each form computes sum(g) / W.
+enum class Averaging {
+  /// g * (1/W) (or g / W), then sum collectives (dist's own expansion).
+  PreScale,
+  /// Sum collectives, then * (1/W) or / W (classic DDP).
+  PostScale,
+  /// Collectives with `reduction = avg` and no scale (FSDP2, ncclAvg).
+  AvgReduction,
+};
+
+/// local gradient [-> scale] -> stage 0 [-> (+ take_stash) -> stage 1]
+/// [-> scale] -> value.
 struct ExplicitSync {
-  /// The pre-averaging op (arith.divf / arith.mulf by a constant, or a linalg
-  /// op doing one).
-  Operation *scale;
-  /// The value the scale reads: the local gradient, or take_stash + it.
+  Averaging averaging = Averaging::PreScale;
+  /// The averaging op (arith.divf / arith.mulf by a constant, or a linalg op
+  /// doing one) before the first or after the last stage; null for
+  /// AvgReduction.
+  Operation *scale = nullptr;
+  /// What the chain synchronizes: the local gradient, or take_stash + it.
   Value scaleInput;
   /// For a split sync step (HSDP partial): the `take_stash + shard` that the
   /// replicate stage reads; null otherwise.
   Operation *stashAddBeforeReplicate = nullptr;
   SmallVector<ExplicitStage, 2> stages;
-
-  /// Every op of the chain, from the scale to the last wait.
-  SmallVector<Operation *> ops() const;
 };
 
 /// Matches the explicit sync whose result is `value` against `plan`. On a
@@ -44,6 +55,11 @@ struct ExplicitSync {
 FailureOr<ExplicitSync> matchExplicitSync(Value value, const GradSyncPlan &plan,
                                           SymbolTableCollection &symbolTable,
                                           std::string &why, Operation *&at);
+
+/// Whether `value` ends like an explicit sync: a dist.wait, or an averaging
+/// op (a scale by a constant) of one. Such a value is matched (and raised, or
+/// reported with the reason it does not match), never synchronized again.
+bool endsLikeExplicitSync(Value value);
 
 /// If `value` is `arith.addf(dist.take_stash @param, x)` (either order),
 /// returns `x`.

@@ -52,14 +52,18 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan,
                                 sync.scaleInput, param.getValue(), GradSyncPhase::Full);
   }
   value.replaceAllUsesWith(result);
+  // Users first: the post-scale reads the last wait.
   SmallVector<Operation *> ops;
+  if (sync.averaging == Averaging::PostScale)
+    ops.push_back(sync.scale);
   for (ExplicitStage &stage : llvm::reverse(sync.stages)) {
     ops.push_back(stage.wait);
     ops.push_back(stage.collective);
     if (&stage == &sync.stages.back() && sync.stashAddBeforeReplicate)
       ops.push_back(sync.stashAddBeforeReplicate);
   }
-  ops.push_back(sync.scale);
+  if (sync.averaging == Averaging::PreScale)
+    ops.push_back(sync.scale);
   for (Operation *op : ops)
     eraseWithDeadConstants(op);
   return result;
@@ -126,7 +130,7 @@ static void classify(TiedGradient &tied, Value value,
                      CommunicationFinder &finder) {
   if (auto sync = value.getDefiningOp<GradSyncOp>())
     return classifySync(tied, sync);
-  if (value.getDefiningOp<WaitOp>()) {
+  if (endsLikeExplicitSync(value)) {
     // Not raised: say why it does not match.
     std::string why;
     Operation *at = nullptr;
@@ -203,7 +207,7 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
     Value value = analysis.ret.getOperand(tied.resultIndex);
     std::string why;
     Operation *at = nullptr;
-    if (!value.getDefiningOp<WaitOp>())
+    if (!endsLikeExplicitSync(value))
       continue;
     if (FailureOr<ExplicitSync> sync =
             matchExplicitSync(value, tied.plan, symbolTable, why, at);
