@@ -277,7 +277,8 @@ def _group_sizes(case, p):
 
 def explicit_sync(em, case, p, g, form):
     """The synchronized gradient of `p` from its local gradient `g`, spelled
-    as a frontend would (see Case.sync_forms): sum(g) / W in every form."""
+    as a frontend would (see Case.sync_forms): sum(g) / W in every form but
+    "sum", which is sum(g)."""
     s, r = _group_sizes(case, p)
     w = s * r
     reduction = "avg" if form == "avg" else "sum"

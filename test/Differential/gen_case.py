@@ -77,7 +77,9 @@ class Case:
     results: list = field(default_factory=list)  # ("loss",) | ("grad", name) | ("dx",) | ("gradnorm",)
     # Gradients the step returns already synchronized, spelled as a frontend
     # would: name -> "pre" (g / W, then sum collectives), "post" (sum, then
-    # * 1/W) or "avg" (avg collectives). The others are returned local.
+    # * 1/W), "avg" (avg collectives) or "sum" (sum collectives, no 1/W: the
+    # returned gradient, and so the SGD step, is W times the mean). The
+    # others are returned local.
     sync_forms: dict = field(default_factory=dict)
 
     def tags(self):
@@ -242,5 +244,5 @@ def make_case(seed):
     # same as before explicit forms existed.
     for name in params:
         if rng.random() < 0.3:
-            case.sync_forms[name] = rng.choice(["pre", "post", "avg"])
+            case.sync_forms[name] = rng.choice(["pre", "post", "avg", "sum"])
     return case

@@ -4,6 +4,7 @@ Inputs are drawn here (float32, as dist-run reads them) and everything after
 is float64: per rank and micro-batch the forward, the MSE loss scaled by 1/K
 and the backward; per window the full-batch gradient
 G = (1/W) sum_ranks sum_k g_{rank,k} (BACKGROUND.md), each rank's shard of it
+(without the 1/W for a gradient the step returns in the "sum" form)
 as the runtime places shards (row-major mesh coordinates, the position along
 the group's axes in the order given), then SGD with dist-run's learning rate.
 Nothing here comes from the compiler or from examples/gen_toy.py.
@@ -133,7 +134,9 @@ def expected_outputs(case, params32, data):
                 out[(k, r, "dx")] = dx
                 if case.gradnorm:
                     out[(k, r, "gradnorm")] = np.array([np.sum(grads[case.gradnorm] ** 2)])
-        full = {n: g / case.world for n, g in total.items()}
+        # A gradient returned in the "sum" form is not averaged (Case.sync_forms).
+        full = {n: g / (1 if case.sync_forms.get(n) == "sum" else case.world)
+                for n, g in total.items()}
         grad = {(r, n): local_part(case, case.params[n], full[n], r)
                 for r in range(case.world) for n in case.params}
         windows.append({"grad": grad, "out": out})

@@ -31,16 +31,19 @@ func.func @clip(%g: tensor<8x8xf32>) -> (tensor<4x8xf32> {dist.grad = @w}, f32) 
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
 
-// A NaN check on the pre-averaged value, before the collective.
+// A NaN check on the summed value, between the collective and the
+// post-division: skipping the sync would change what it sees. (A check on
+// the value before the first collective reads the local gradient, which
+// the rewrite keeps: explicit-sync-forms.mlir.)
 func.func @nan_check(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, tensor<4xi1>) {
   %two = arith.constant dense<2.0> : tensor<4xf32>
-  %d = arith.divf %g, %two : tensor<4xf32>
-  // expected-error @+1 {{apply-no-sync: result #0 of @nan_check, the gradient of @b, is not a recognized gradient sync: this op also uses the pre-averaged gradient of the sync chain, which only the chain may use}}
-  %nan = arith.cmpf uno, %d, %d : tensor<4xf32>
-  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
+  %f = dist.all_reduce %g on @world reduction = sum : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-error @+1 {{apply-no-sync: result #0 of @nan_check, the gradient of @b, is not a recognized gradient sync: this op also uses the summed gradient of the sync chain, which only the chain may use}}
+  %nan = arith.cmpf uno, %r, %r : tensor<4xf32>
+  %d = arith.divf %r, %two : tensor<4xf32>
   // expected-note @+1 {{returned here as result #0}}
-  return %r, %nan : tensor<4xf32>, tensor<4xi1>
+  return %d, %nan : tensor<4xf32>, tensor<4xi1>
 }
 
 // -----
@@ -100,19 +103,20 @@ func.func @sync_step(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
 
 // -----
 
-// A pre-averaging by the wrong factor is not the parameter's sync: skipping
-// it cannot be proven right.
+// A post-division by the wrong factor is not the parameter's sync: skipping
+// it cannot be proven right. (Before the first collective, a scale is the
+// frontend's own: explicit-sync-forms.mlir.)
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
 
 func.func @wrong_factor(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   %three = arith.constant dense<3.0> : tensor<4xf32>
-  // expected-error @+1 {{apply-no-sync: result #0 of @wrong_factor, the gradient of @b, is not a recognized gradient sync: expected the averaging to scale by 1/2, but it scales by 0.333333}}
-  %d = arith.divf %g, %three : tensor<4xf32>
-  %f = dist.all_reduce %d on @world reduction = sum : tensor<4xf32>
+  %f = dist.all_reduce %g on @world reduction = sum : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-error @+1 {{apply-no-sync: result #0 of @wrong_factor, the gradient of @b, is not a recognized gradient sync: expected the averaging to scale by 1/2, but it scales by 0.333333}}
+  %d = arith.divf %r, %three : tensor<4xf32>
   // expected-note @+1 {{returned here as result #0}}
-  return %r : tensor<4xf32>
+  return %d : tensor<4xf32>
 }
 
 // -----

@@ -85,3 +85,20 @@ func.func @replicated_hybrid(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @
   %s = dist.grad_sync %g for @r : tensor<4xf32> -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// scale = sum: the stages without the 1/W.
+dist.mesh @world shape = [4]
+dist.parameter @w : tensor<4x12xf32> fully_sharded on @world
+
+// CHECK-LABEL: func.func @sum_scale
+// CHECK-SAME: (%[[G:.*]]: tensor<16x12xf32>)
+// CHECK-NOT: arith.divf
+// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[G]] on @world reduction = sum scatter_axis = 0
+// CHECK: %[[S:.*]] = dist.wait %[[RS]]
+// CHECK: return %[[S]]
+func.func @sum_scale(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
+  %s = dist.grad_sync %g for @w scale = sum : tensor<16x12xf32> -> tensor<4x12xf32>
+  return %s : tensor<4x12xf32>
+}

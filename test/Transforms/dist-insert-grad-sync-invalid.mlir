@@ -22,21 +22,6 @@ func.func @dynamic(%g: tensor<?x4xf32>) -> (tensor<?x4xf32> {dist.grad = @d}) {
 
 // -----
 
-// A gradient the frontend already synchronized with its own collective (no
-// 1/W, as upstream shard-partition emits) is not synced a second time.
-dist.mesh @world shape = [2]
-dist.parameter @b : tensor<4xf32> replicated on @world
-
-func.func @frontend_synced(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
-  %f = dist.all_reduce %g on @world reduction = sum : tensor<4xf32>
-  // expected-error @+1 {{dist-insert-grad-sync: result #0 of @frontend_synced, the gradient of @b, is not a recognized gradient sync: expected the averaging (a division or multiplication by a constant) before the first collective, or avg collectives, but the value is produced by a block argument}}
-  %r = dist.wait %f : !dist.future<tensor<4xf32>>
-  // expected-note @+1 {{returned here as result #0}}
-  return %r : tensor<4xf32>
-}
-
-// -----
-
 // Averaged twice (avg, then * 1/W) computes sum / W^2: refused.
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world

@@ -10,6 +10,8 @@
 // REPORT: post_divided all_reduce {{.*}} @b
 // REPORT: post_multiplied all_reduce {{.*}} @b
 // REPORT: avg all_reduce {{.*}} @b
+// REPORT: plain_sum all_reduce {{.*}} @b
+// REPORT: scaled_then_summed all_reduce {{.*}} @b
 // REPORT: scaled_then_avg all_reduce {{.*}} @b
 // REPORT: hybrid_avg reduce_scatter {{.*}} @w
 // REPORT: hybrid_avg all_reduce {{.*}} @w
@@ -72,6 +74,37 @@ func.func @avg(%g: tensor<16xf32>) -> (tensor<16xf32> {dist.grad = @b}) {
   %f = dist.all_reduce %g on @world reduction = avg : tensor<16xf32>
   %r = dist.wait %f : !dist.future<tensor<16xf32>>
   return %r : tensor<16xf32>
+}
+
+// A plain sum: the loss is averaged over the global batch (upstream
+// shard-partition's convention); raised with scale = sum, no 1/W.
+// CHECK-LABEL: func.func @plain_sum
+// CHECK-SAME: (%[[G:.*]]: tensor<16xf32>)
+// CHECK-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @b scale = sum : tensor<16xf32> -> tensor<16xf32>
+// CHECK-NEXT: return %[[S]]
+// NOSYNC-LABEL: func.func @plain_sum
+// NOSYNC: dist.stash_grad_for_fsdp
+func.func @plain_sum(%g: tensor<16xf32>) -> (tensor<16xf32> {dist.grad = @b}) {
+  %f = dist.all_reduce %g on @world reduction = sum : tensor<16xf32>
+  %r = dist.wait %f : !dist.future<tensor<16xf32>>
+  return %r : tensor<16xf32>
+}
+
+// A scale by another constant before a sum is the frontend's own (a loss
+// scale, or a 1/W whose value is also read elsewhere, here by a NaN check):
+// it stays, and the sync sums what it produces.
+// CHECK-LABEL: func.func @scaled_then_summed
+// CHECK-SAME: (%[[G:.*]]: tensor<16xf32>)
+// CHECK: %[[M:.*]] = arith.divf %[[G]]
+// CHECK: %[[S:.*]] = dist.grad_sync %[[M]] for @b scale = sum
+// CHECK-NEXT: return %[[S]]
+func.func @scaled_then_summed(%g: tensor<16xf32>) -> (tensor<16xf32> {dist.grad = @b}, tensor<16xi1>) {
+  %four = arith.constant dense<4.0> : tensor<16xf32>
+  %m = arith.divf %g, %four : tensor<16xf32>
+  %nan = arith.cmpf uno, %m, %m : tensor<16xf32>
+  %f = dist.all_reduce %m on @world reduction = sum : tensor<16xf32>
+  %r = dist.wait %f : !dist.future<tensor<16xf32>>
+  return %r, %nan : tensor<16xf32>, tensor<16xi1>
 }
 
 // A scale before an avg collective is the frontend's own (e.g. a loss

@@ -40,4 +40,15 @@ def Dist_GradSyncPhase : I32EnumAttr<"GradSyncPhase",
   let cppNamespace = "::mlir::dist";
 }
 
+def Dist_GradSyncScale : I32EnumAttr<"GradSyncScale",
+    "whether a dist.grad_sync averages over the ranks or only sums", [
+  // (1/W) sum_ranks grad: each rank's loss is averaged over its own batch.
+  I32EnumAttrCase<"Mean", 0, "mean">,
+  // sum_ranks grad: the frontend averaged the loss over the global batch
+  // (what upstream shard-partition and a plain sum all-reduce assume).
+  I32EnumAttrCase<"Sum", 1, "sum">
+]> {
+  let cppNamespace = "::mlir::dist";
+}
+
 #endif // DIST_IR_DISTENUMS_TD

@@ -303,6 +303,11 @@ def Dist_GradSyncOp : Dist_Op<"grad_sync", [
     `all_reduce` (`replicated`) over `axes`, then, with `replicate_axes`, a
     sum `all_reduce` over those.
 
+    `scale = sum` drops the 1/W: the result is `sum_ranks grad`, for a
+    frontend whose loss is already averaged over the global batch (a plain
+    sum all-reduce, as upstream `shard-partition` emits). It applies to the
+    phase that pre-averages (`full` or `shard`).
+
     `phase` splits a sync that has a `replicate_axes` stage in two, as HSDP
     partial no_sync needs: `shard` is the pre-averaging and the stage on
     `axes` (unsharded -> local type), `replicate` the stage on
@@ -321,11 +326,12 @@ def Dist_GradSyncOp : Dist_Op<"grad_sync", [
     ```
   }];
   let arguments = (ins AnyRankedTensor:$grad, FlatSymbolRefAttr:$param,
-      DefaultValuedAttr<Dist_GradSyncPhase, "::mlir::dist::GradSyncPhase::Full">:$phase);
+      DefaultValuedAttr<Dist_GradSyncPhase, "::mlir::dist::GradSyncPhase::Full">:$phase,
+      DefaultValuedAttr<Dist_GradSyncScale, "::mlir::dist::GradSyncScale::Mean">:$scale);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $grad `for` $param (`phase` `=` $phase^)? attr-dict `:` type($grad) `->`
-    type($result)
+    $grad `for` $param (`phase` `=` $phase^)? (`scale` `=` $scale^)? attr-dict
+    `:` type($grad) `->` type($result)
   }];
 }
 

@@ -117,6 +117,11 @@ GradSyncOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "expected phase = full for " << getParamAttr()
                          << ", which has no replicate_axes, but got phase = "
                          << stringifyGradSyncPhase(phase);
+  if (getScale() != GradSyncScale::Mean && !GradSyncPlan::preAverages(phase))
+    return emitOpError() << "expected scale = mean on phase = "
+                         << stringifyGradSyncPhase(phase)
+                         << ", which does not average (the scale belongs to "
+                            "the shard phase)";
   if (getGrad().getType() != plan->inputTypeOf(phase))
     return emitOpError() << "expected the input of phase "
                          << stringifyGradSyncPhase(phase) << " of the sync of "

@@ -111,7 +111,8 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
         OpBuilder builder(t.sync);
         stashed = GradSyncOp::create(builder, t.sync.getLoc(),
                                      t.plan.syncedType, t.sync.getGrad(),
-                                     param.getValue(), GradSyncPhase::Shard);
+                                     param.getValue(), GradSyncPhase::Shard,
+                                     t.sync.getScale());
       }
     } else if (t.isSplit()) {
       dead.push_back(t.shardSync);

@@ -77,7 +77,8 @@ struct DistExpandGradSyncPass
       OpBuilder builder(op);
       Location loc = op.getLoc();
       Value value = op.getGrad();
-      if (GradSyncPlan::preAverages(op.getPhase()))
+      if (GradSyncPlan::preAverages(op.getPhase()) &&
+          op.getScale() == GradSyncScale::Mean)
         value = preAverage(builder, loc, value, plan->factor, useReciprocal);
       for (const GradSyncStage &stage : plan->stagesOf(op.getPhase()))
         value = expandStage(builder, loc, value, stage, param);

@@ -190,6 +190,7 @@ private:
   /// `operandType`.
   LogicalResult matchScale(ExplicitSync &sync, Value scaled,
                            RankedTensorType operandType, StringRef where);
+  bool isPreAveraged(Value input);
 
   const GradSyncPlan &plan;
   SymbolTableCollection &symbolTable;
@@ -278,6 +279,19 @@ LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled,
   return success();
 }
 
+/// Whether `input` (of a sync's first collective) is a scale by exactly 1/W
+/// of a value of the plan's local gradient type, used by that collective
+/// alone: dist's pre-averaging.
+bool Matcher::isPreAveraged(Value input) {
+  FailureOr<ScaleMatch> scale = ::matchScale(input.getDefiningOp());
+  if (failed(scale) || !input.hasOneUse() ||
+      scale->grad.getType() != plan.localGradType)
+    return false;
+  auto elementType = cast<FloatType>(plan.localGradType.getElementType());
+  double eps = std::ldexp(1.0, 1 - int(elementType.getFPMantissaWidth()));
+  return std::abs(scale->factor * plan.factor - 1.0) <= eps;
+}
+
 /// Whether `value` is the output of a sync's last stage: a wait of a
 /// collective.
 static bool isCollectiveResult(Value value) {
@@ -344,6 +358,13 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
   }
   sync.stages.push_back(*last);
   Value input = sync.stages.front().collective.getInput();
+  // Sum collectives: pre-divided by exactly W (dist's canonical form), or
+  // not averaged at all. A scale by another constant before the first
+  // collective is the frontend's own local computation: the sum of what it
+  // produces is raised as written, with scale = sum.
+  if (sync.averaging == Averaging::PreScale && !sync.stashAddBeforeReplicate &&
+      !isPreAveraged(input))
+    sync.averaging = Averaging::None;
   if (sync.averaging != Averaging::PreScale) {
     if (input.getType() != plan.localGradType)
       return fail(sync.stages.front().collective,

@@ -31,6 +31,9 @@ enum class Averaging {
   PostScale,
   /// Collectives with `reduction = avg` and no scale (FSDP2, ncclAvg).
   AvgReduction,
+  /// Sum collectives and no 1/W: the loss is averaged over the global batch
+  /// (upstream shard-partition); raised with `scale = sum`.
+  None,
 };
 
 /// local gradient [-> scale] -> stage 0 [-> (+ take_stash) -> stage 1]
@@ -39,7 +42,7 @@ struct ExplicitSync {
   Averaging averaging = Averaging::PreScale;
   /// The averaging op (arith.divf / arith.mulf by a constant, or a linalg op
   /// doing one) before the first or after the last stage; null for
-  /// AvgReduction.
+  /// AvgReduction and None.
   Operation *scale = nullptr;
   /// What the chain synchronizes: the local gradient, or take_stash + it.
   Value scaleInput;

@@ -44,12 +44,16 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan,
     Value shard =
         GradSyncOp::create(builder, loc, plan.syncedType, sync.scaleInput,
                            param.getValue(), GradSyncPhase::Shard);
+    // (The split form is dist's own, always pre-averaged.)
     Value sum = arith::AddFOp::create(builder, add.getLoc(), take, shard);
     result = GradSyncOp::create(builder, loc, plan.syncedType, sum, param.getValue(),
                                 GradSyncPhase::Replicate);
   } else {
-    result = GradSyncOp::create(builder, loc, plan.syncedType,
-                                sync.scaleInput, param.getValue(), GradSyncPhase::Full);
+    result = GradSyncOp::create(
+        builder, loc, plan.syncedType, sync.scaleInput, param.getValue(),
+        GradSyncPhase::Full,
+        sync.averaging == Averaging::None ? GradSyncScale::Sum
+                                          : GradSyncScale::Mean);
   }
   value.replaceAllUsesWith(result);
   // Users first: the post-scale reads the last wait.

@@ -53,7 +53,7 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
         Location loc = t.sync.getLoc();
         shard = GradSyncOp::create(builder, loc, t.plan.syncedType,
                                    t.sync.getGrad(), param.getValue(),
-                                   GradSyncPhase::Shard);
+                                   GradSyncPhase::Shard, t.sync.getScale());
         replicate = GradSyncOp::create(builder, loc, t.plan.syncedType, shard,
                                        param.getValue(), GradSyncPhase::Replicate);
         t.sync.replaceAllUsesWith(replicate.getResult());

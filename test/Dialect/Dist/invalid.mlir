@@ -469,6 +469,16 @@ func.func @grad_sync_result_type(%g: tensor<8x3xf32>) -> tensor<8x3xf32> {
 
 // -----
 
+dist.mesh @hsdp shape = [2, 2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @hsdp axes = [1] replicate_axes = [0]
+func.func @grad_sync_scale_on_replicate(%g: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{expected scale = mean on phase = replicate, which does not average (the scale belongs to the shard phase)}}
+  %s = dist.grad_sync %g for @p phase = replicate scale = sum : tensor<4x3xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
 dist.mesh @w shape = [2]
 dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
 func.func @grad_sync_phase_without_replicate_axes(%g: tensor<8x3xf32>) -> tensor<4x3xf32> {

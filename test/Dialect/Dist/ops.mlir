@@ -139,7 +139,7 @@ func.func @future_argument(%f: !dist.future<memref<4xf32>>) {
 func.func @grad_sync(%g: tensor<16x12xf32>, %h: tensor<16x64xf32>)
     -> (tensor<8x12xf32>, tensor<4x64xf32>) {
   // CHECK: dist.grad_sync %{{.*}} for @fc1.weight : tensor<16x12xf32> -> tensor<8x12xf32>
-  // GENERIC: "dist.grad_sync"(%{{.*}}) <{param = @fc1.weight, phase = 0 : i32}> : (tensor<16x12xf32>) -> tensor<8x12xf32>
+  // GENERIC: "dist.grad_sync"(%{{.*}}) <{param = @fc1.weight, phase = 0 : i32, scale = 0 : i32}> : (tensor<16x12xf32>) -> tensor<8x12xf32>
   %s = dist.grad_sync %g for @"fc1.weight" : tensor<16x12xf32> -> tensor<8x12xf32>
   // CHECK: %[[SH:.*]] = dist.grad_sync %{{.*}} for @w phase = shard : tensor<16x64xf32> -> tensor<4x64xf32>
   %sh = dist.grad_sync %h for @w phase = shard : tensor<16x64xf32> -> tensor<4x64xf32>
