@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
     std::string original = (*buffer)->getBuffer().str();
     auto check = [&](const std::string &text, bool &ok) {
       ok = false;
-      if (dist::findExcessiveNesting(text, dist::kDefaultMaxNesting))
+      if (dist::findExcessiveNesting(text, dist::kDefaultMaxNesting) ||
+          dist_fuzz::crashesUpstreamParser(text))
         return false;
       OwningOpRef<ModuleOp> module =
           parseSourceString<ModuleOp>(text, ParserConfig(&context, false));
