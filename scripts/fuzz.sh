@@ -38,4 +38,4 @@ print(f"fuzz.sh: {n} seeds")
 PY
 "$build/fuzz/dist-fuzz" "$corpus" -max_total_time="$seconds" -max_len=65536 \
   -dict="$root/fuzz/dist.dict" -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1 -timeout=30 2>&1 |
-  tee "$build/fuzz.log" | grep -E "^#[0-9]+ +(INITED|DONE)|stat::|ERROR|SUMMARY" || true
+  tee "$build/fuzz.log" | grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|stat::|ERROR|SUMMARY" || true
