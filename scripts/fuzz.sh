@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds fuzz/dist-fuzz (libFuzzer + ASan + UBSan, clang-22) and fuzzes the
-# dist dialect, passes and lowering for SECONDS (default 600), seeded with
-# every lit input split at `// -----`. Crashes land in fuzz/crashes/.
-# Usage: scripts/fuzz.sh [SECONDS]
+# Builds fuzz/dist-fuzz (libFuzzer + ASan + UBSan, clang-22; the dist
+# libraries are instrumented too) and fuzzes the dist dialect, passes, report
+# and lowering for SECONDS (default 600), seeded with every lit input split
+# at `// -----` and the regression seeds in fuzz/corpus/. Crashes land in
+# fuzz/crashes/. The corpus (BUILD/fuzz-corpus) keeps what earlier runs
+# found; FUZZ_FRESH=1 starts from the seeds alone (comparable figures).
+# Usage: [FUZZ_BUILD_DIR=DIR] [FUZZ_FRESH=1] scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 seconds=${1:-600}
@@ -17,6 +20,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" dist-fuzz
 corpus=$build/fuzz-corpus
+[ "${FUZZ_FRESH:-0}" = 1 ] && rm -rf "$corpus"
 mkdir -p "$corpus" "$root/fuzz/crashes"
 python3 - "$root" "$corpus" <<'PY'
 import pathlib, sys
@@ -27,8 +31,11 @@ for f in list((root / "test").rglob("*.mlir")) + list((root / "examples").rglob(
     for i, part in enumerate(f.read_bytes().split(b"// -----")):
         (corpus / f"{f.stem}-{i}.mlir").write_bytes(part)
         n += 1
+for f in (root / "fuzz" / "corpus").glob("*.mlir"):
+    (corpus / f"regression-{f.name}").write_bytes(f.read_bytes())
+    n += 1
 print(f"fuzz.sh: {n} seeds")
 PY
 "$build/fuzz/dist-fuzz" "$corpus" -max_total_time="$seconds" -max_len=65536 \
-  -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1 -timeout=30 2>&1 |
-  tee "$build/fuzz.log" | grep -E "^#[0-9]+ +(INITED|DONE)|stat::|ERROR|SUMMARY" || true
+  -dict="$root/fuzz/dist.dict" -artifact_prefix="$root/fuzz/crashes/" -print_final_stats=1 -timeout=30 2>&1 |
+  tee "$build/fuzz.log" | grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|stat::|ERROR|SUMMARY" || true

@@ -263,12 +263,14 @@ static LogicalResult verifyCollectiveShape(CollectiveOpInterface op) {
 /// The extent along the collective's dim, which needs the group size.
 static LogicalResult verifyCollectiveExtent(CollectiveOpInterface op,
                                             int64_t size) {
-  int64_t dim = op.getCollectiveDim();
-  int64_t in = op.getInput().getType().getDimSize(dim);
-  int64_t out = payloadTensor(op.getResult()).getDimSize(dim);
+  // Before reading a dim: an all_reduce's "dim" 0 need not exist (a scalar
+  // tensor<f32> was read out of bounds; the verifier crashed).
   const CollectiveTraits &traits = op.getTraits();
   if (traits.shape == ShapeRule::Same)
     return success();
+  int64_t dim = op.getCollectiveDim();
+  int64_t in = op.getInput().getType().getDimSize(dim);
+  int64_t out = payloadTensor(op.getResult()).getDimSize(dim);
   if (traits.shape == ShapeRule::TimesGroup) {
     FailureOr<int64_t> expected = gatheredDim(op, dim, in, size);
     if (failed(expected))
