@@ -37,8 +37,10 @@
 
 namespace {
 
-const char *const stages[] = {"before-init", "collective",      "group-create",
-                              "wait",        "before-finalize", "after-finalize"};
+/// In the order a job reaches them.
+const char *const stages[] = {"before-init",     "group-create",
+                              "collective",      "wait",
+                              "before-finalize", "after-finalize"};
 
 /// The rank before distrt_init knows it: mpirun's environment.
 bool faultyBeforeInit() {
@@ -102,8 +104,8 @@ int main(int argc, char **argv) {
     distrt_check(distrt_all_gather(0, a.data(), a.size(), b.data(), b.size(),
                                    DISTRT_F32));
   else
-    distrt_check(distrt_all_reduce(0, a.data(), b.data(), a.size(),
-                                   DISTRT_F32, DISTRT_SUM));
+    distrt_check(distrt_all_reduce(0, a.data(), b.data(), a.size(), DISTRT_F32,
+                                   DISTRT_SUM));
 
   maybeFault(fault, stage, "wait", faulty);
   distrt_handle handle;
