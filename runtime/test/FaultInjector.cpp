@@ -8,7 +8,8 @@
 //   kind      calls all_gather instead of the blocking all_reduce
 //   absent    sleeps (300 s) on reaching STAGE: a rank that never arrives
 //   stopped   stops itself (SIGSTOP) on reaching STAGE: alive, but frozen
-//   killed    dies (SIGKILL) 200 ms after reaching STAGE
+//   killed    dies (SIGKILL) 1 s after reaching STAGE, when the others are
+//             surely blocked there (before init nothing synchronizes them)
 // STAGE, for absent, stopped and killed (default: collective):
 //   before-init      before distrt_init (the others are in MPI_Init)
 //   group-create     before distrt_group_create of group 1
@@ -19,7 +20,8 @@
 //   after-finalize   after distrt_finalize, before exiting
 // Every surviving rank must exit non-zero with a message naming the stage
 // and its rank, within the watchdog timeout; the test driver checks that.
-// A rank that gets through prints "rank R: finalized" and exits 0.
+// A rank that gets through prints "rank R: finalized" and exits 0, which is
+// right after finalize: every rank's work is then complete.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +34,6 @@
 #include <cstring>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -60,7 +61,7 @@ void maybeFault(const std::string &fault, const std::string &stage,
   } else if (fault == "stopped") {
     std::raise(SIGSTOP);
   } else if (fault == "killed") {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(std::chrono::seconds(1));
     std::raise(SIGKILL);
   }
 }
