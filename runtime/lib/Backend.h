@@ -89,6 +89,14 @@ public:
     error = std::string(name()) + " backend cannot find the node-local rank";
     return false;
   }
+  /// Starts a barrier over the world that distrt_finalize polls, so that a
+  /// rank that never reaches it is found while the job can still be aborted
+  /// (MPI_Finalize waits for every rank too, but cannot be polled). Null
+  /// with `error` set on failure.
+  virtual std::unique_ptr<Pending> startWorldBarrier(std::string &error) {
+    error = std::string(name()) + " backend has no world barrier";
+    return nullptr;
+  }
   /// Ends the whole job with `code` (all ranks).
   [[noreturn]] virtual void abortJob(int code) = 0;
   virtual void finalize() = 0;
@@ -99,6 +107,9 @@ std::unique_ptr<Backend> createSelfBackend();
 std::unique_ptr<Backend> createMpiBackend(std::string &error);
 /// Whether this process was started by an MPI launcher.
 bool launchedByMpi();
+/// This process's rank as its launcher's environment says, for diagnostics
+/// before MPI_Init has returned; -1 when no launcher says.
+int launcherRank();
 
 /// What the NCCL plugin needs from MPI to bootstrap: the world rank/size,
 /// a broadcast of bytes from world rank 0, and the node-local rank.

@@ -30,7 +30,8 @@ bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
 /// all-reduce per collective.
 distrt_status checkSameCollective(Group &group, distrt_group groupId,
                                   const CollectiveDesc &desc,
-                                  const std::string &where) {
+                                  const std::string &where,
+                                  std::unique_lock<std::mutex> &lock) {
   int64_t seq = state->sequence[groupId]++;
   uint64_t h = 1469598103934665603ull;
   for (int64_t v : {int64_t(desc.kind), int64_t(desc.dtype),
@@ -43,9 +44,14 @@ distrt_status checkSameCollective(Group &group, distrt_group groupId,
                        DISTRT_MAX};
   std::string error;
   std::unique_ptr<Pending> pending = group.start(check, error);
-  if (!pending ||
-      !pollToCompletion(*pending, Clock::now(),
-                        where + " (its collective check)", error))
+  // Polled to its own deadline, without the lock: a SIGTERM meanwhile is
+  // still reported by the watchdog thread.
+  lock.unlock();
+  bool ok =
+      pending && pollToCompletion(*pending, Clock::now(),
+                                  where + " (its collective check)", error);
+  lock.lock();
+  if (!ok)
     return fail(DISTRT_ERR_BACKEND,
                 where + ": collective check failed: " + error);
   if (buffer[0] != mine || -buffer[1] != mine) {
@@ -133,8 +139,8 @@ distrt_status startCollective(int kind, distrt_group groupId,
                                                          : sendCount,
                       dtype, op};
   if (state->checkCollectives)
-    if (distrt_status s = checkSameCollective(*group, groupId, desc,
-                                              where()))
+    if (distrt_status s =
+            checkSameCollective(*group, groupId, desc, where(), lock))
       return s;
   int64_t divideBy = 1;
   if (op == DISTRT_AVG && kind != DISTRT_KIND_ALL_GATHER &&

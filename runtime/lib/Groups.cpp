@@ -3,8 +3,20 @@
 #include "Groups.h"
 #include "SplitPlan.h"
 #include "State.h"
+#include "Watchdog.h"
 
 namespace distrt {
+namespace {
+
+/// "[2, 4]"
+std::string list(const int64_t *values, int64_t n) {
+  std::string out = "[";
+  for (int64_t i = 0; i < n; ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+} // namespace
 
 distrt_status createGroup(int64_t meshRank, const int64_t *meshShape,
                           int64_t naxes, const int64_t *axes,
@@ -21,16 +33,30 @@ distrt_status createGroup(int64_t meshRank, const int64_t *meshShape,
                  std::vector<int64_t>(axes, axes + naxes), state->worldSize,
                  state->rank, plan, error))
     return fail(DISTRT_ERR_INVALID, "distrt_group_create: " + error);
-  std::lock_guard<std::mutex> lock(state->mutex);
-  auto cached = state->groupCache.find(plan.cacheKey);
-  if (cached != state->groupCache.end()) {
-    *group = cached->second;
-    return DISTRT_OK;
+  {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    auto cached = state->groupCache.find(plan.cacheKey);
+    if (cached != state->groupCache.end()) {
+      *group = cached->second;
+      return DISTRT_OK;
+    }
   }
-  std::unique_ptr<Group> split =
-      state->backend->world().split(int(plan.color), int(plan.key), error);
+  // The split waits for every rank of the world and cannot be polled
+  // (MPI_Comm_split, ncclCommSplit): the watchdog bounds it, so the lock it
+  // needs is not held meanwhile.
+  std::unique_ptr<Group> split;
+  {
+    StageDeadline deadline(*state, "distrt_group_create of mesh " +
+                                       list(meshShape, meshRank) + " axes " +
+                                       list(axes, naxes) +
+                                       " (a split of the world, which waits "
+                                       "for every rank)");
+    split =
+        state->backend->world().split(int(plan.color), int(plan.key), error);
+  }
   if (!split)
     return fail(DISTRT_ERR_BACKEND, "distrt_group_create: " + error);
+  std::lock_guard<std::mutex> lock(state->mutex);
   distrt_group id = state->groups.size();
   state->groups.push_back(split.get());
   state->ownedGroups.push_back(std::move(split));

@@ -244,6 +244,15 @@ public:
               mpiError(rc);
     return rc == MPI_SUCCESS;
   }
+  std::unique_ptr<Pending> startWorldBarrier(std::string &error) override {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_Ibarrier(world_->comm(), &request);
+    if (rc != MPI_SUCCESS) {
+      error = mpiError(rc);
+      return nullptr;
+    }
+    return std::make_unique<MpiPending>(request);
+  }
   [[noreturn]] void abortJob(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);
@@ -273,6 +282,17 @@ bool launchedByMpi() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   return initialized != 0;
+}
+
+int launcherRank() {
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    const char *value = std::getenv(var);
+    char *end = nullptr;
+    long rank = value ? std::strtol(value, &end, 10) : -1;
+    if (value && *value && !*end && rank >= 0 && rank <= INT_MAX)
+      return int(rank);
+  }
+  return -1;
 }
 
 std::unique_ptr<Backend> createMpiBackend(std::string &error) {

@@ -42,6 +42,9 @@ public:
   const char *name() override { return nccl_->name(); }
   Group &world() override { return nccl_->world(); }
   bool supportsAvg() override { return nccl_->supportsAvg(); }
+  std::unique_ptr<Pending> startWorldBarrier(std::string &error) override {
+    return mpi_->startWorldBarrier(error);
+  }
   [[noreturn]] void abortJob(int code) override { mpi_->abortJob(code); }
   void finalize() override {
     if (nccl_)

@@ -15,11 +15,31 @@ State *state = nullptr;
 namespace {
 thread_local std::string lastErrorMessage;
 
-/// Ends a state that distrt_init could not complete.
-void abandon(State *s) {
-  s->backend->finalize();
+/// Ends the backend (MPI_Finalize; before it, the groups' communicators),
+/// bounded by the watchdog: a peer that stops between the finalize barrier
+/// and MPI_Finalize's own must not hold this rank there.
+void endBackend(State &s, const std::string &stage) {
+  StageDeadline deadline(s, stage);
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.backendEnding = true;
+    s.pending.clear();
+  }
+  s.ownedGroups.clear();
+  s.backend->finalize();
+}
+
+/// Ends a state that distrt_init could not complete because of `why` and
+/// returns its error. The reason is in the stage too: it is what the
+/// watchdog prints if the other ranks do not end with this one.
+distrt_status abandon(State *s, distrt_status status, const std::string &why) {
+  fail(status, why);
+  endBackend(*s, "distrt_init (ending the " + std::string(s->backend->name()) +
+                     " backend after '" + why + "')");
+  stopWatchdog(*s);
   delete s;
   state = nullptr;
+  return status;
 }
 } // namespace
 
@@ -74,49 +94,57 @@ distrt_status initialize(int64_t expectedWorldSize) {
   std::string choice = env.backend;
   if (choice == "auto")
     choice = launchedByMpi() ? "mpi" : "self";
-  std::unique_ptr<Backend> backend;
-  if (choice == "self") {
-    backend = createSelfBackend();
-  } else {
-    backend = createMpiBackend(error);
-    if (backend && choice == "nccl")
-      backend = loadNcclBackend(std::move(backend), env.ncclPlugin, error);
-    if (!backend)
-      return fail(DISTRT_ERR_UNAVAILABLE, "distrt_init: cannot start the " +
-                                              choice + " backend: " + error);
-  }
 
-  auto *s = new State;
-  s->backend = std::move(backend);
-  s->groups.push_back(&s->backend->world());
-  s->rank = s->backend->world().rank();
-  s->worldSize = s->backend->world().size();
-  s->epoch = Clock::now();
-  state = s;
-  if (expectedWorldSize > 0 && expectedWorldSize != s->worldSize) {
-    std::ostringstream os;
-    os << "distrt_init: the program was compiled for " << expectedWorldSize
-       << " ranks, but " << s->worldSize << " were launched";
-    distrt_status status = fail(DISTRT_ERR_INVALID, os.str());
-    abandon(s);
-    return status;
-  }
-  if (!env.trace.empty()) {
-    s->trace = Trace::open(env.trace, s->rank, s->worldSize, error);
-    if (!s->trace) {
-      distrt_status status = fail(
-          DISTRT_ERR_INVALID, "distrt_init: invalid DIST_TRACE '" + env.trace +
-                                  "': " + error +
-                                  " (expected a writable file path; \"%r\" "
-                                  "stands for the rank)");
-      abandon(s);
-      return status;
+  auto owned = std::make_unique<State>();
+  State &s = *owned;
+  s.rank = launcherRank();
+  s.timeoutMs = env.watchdogTimeoutMs;
+  s.printStats = env.stats;
+  s.checkCollectives = env.checkCollectives;
+  // Before the backend: MPI_Init waits for every rank, and one that never
+  // starts must not leave the others there for ever.
+  startWatchdog(s);
+  std::unique_ptr<Backend> backend;
+  {
+    StageDeadline deadline(s, "distrt_init (starting the " + choice +
+                                  " backend, which waits for every rank)");
+    if (choice == "self") {
+      backend = createSelfBackend();
+    } else {
+      backend = createMpiBackend(error);
+      if (backend && choice == "nccl")
+        backend = loadNcclBackend(std::move(backend), env.ncclPlugin, error);
     }
   }
-  s->timeoutMs = env.watchdogTimeoutMs;
-  s->printStats = env.stats;
-  s->checkCollectives = env.checkCollectives;
-  startWatchdog();
+  if (!backend) {
+    stopWatchdog(s);
+    return fail(DISTRT_ERR_UNAVAILABLE, "distrt_init: cannot start the " +
+                                            choice + " backend: " + error);
+  }
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.backend = std::move(backend);
+    s.rank = s.backend->world().rank();
+  }
+  s.groups.push_back(&s.backend->world());
+  s.worldSize = s.backend->world().size();
+  s.epoch = Clock::now();
+  state = owned.release();
+  if (expectedWorldSize > 0 && expectedWorldSize != s.worldSize) {
+    std::ostringstream os;
+    os << "distrt_init: the program was compiled for " << expectedWorldSize
+       << " ranks, but " << s.worldSize << " were launched";
+    return abandon(&s, DISTRT_ERR_INVALID, os.str());
+  }
+  if (!env.trace.empty()) {
+    s.trace = Trace::open(env.trace, s.rank, s.worldSize, error);
+    if (!s.trace)
+      return abandon(&s, DISTRT_ERR_INVALID,
+                     "distrt_init: invalid DIST_TRACE '" + env.trace +
+                         "': " + error +
+                         " (expected a writable file path; \"%r\" stands "
+                         "for the rank)");
+  }
   return DISTRT_OK;
 }
 
@@ -133,7 +161,6 @@ distrt_status finalize() {
                         " collective(s) were never waited on, the first: " +
                         describeOp(state->pending.begin()->second));
   }
-  stopWatchdog();
   if (state->printStats)
     printStats();
   if (state->trace) {
@@ -141,9 +168,26 @@ distrt_status finalize() {
     if (!state->trace->write(error) && status == DISTRT_OK)
       status = fail(DISTRT_ERR_INVALID, "distrt_finalize: " + error);
   }
-  state->pending.clear();
-  state->ownedGroups.clear();
-  state->backend->finalize();
+  {
+    // MPI_Finalize waits for every rank and cannot be polled: a rank that
+    // never comes (absent, stopped) is found here instead, while MPI can
+    // still abort the job. Polled gently: an early rank must not take the
+    // CPU from those still working.
+    StageDeadline deadline(*state,
+                           "distrt_finalize (waiting for every rank to reach "
+                           "it)");
+    std::string error;
+    std::unique_ptr<Pending> barrier = state->backend->startWorldBarrier(error);
+    while (barrier && !barrier->test(error))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!error.empty() && status == DISTRT_OK)
+      status =
+          fail(DISTRT_ERR_BACKEND,
+               "distrt_finalize: the barrier before the end failed: " + error);
+  }
+  endBackend(*state, "distrt_finalize (ending the " +
+                         std::string(state->backend->name()) + " backend)");
+  stopWatchdog(*state);
   delete state;
   state = nullptr;
   return status;

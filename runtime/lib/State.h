@@ -2,8 +2,11 @@
 //
 // One State lives from distrt_init to distrt_finalize. The runtime is driven
 // from one thread; `mutex` guards the state against the watchdog thread,
-// which only reads the pending table. Each room (Groups, Collectives,
-// Handles, Stash, Watchdog) owns the fields marked with its name.
+// which reads the pending table, the stage, `rank` and `backend` (written
+// under the lock while it runs). Nothing holds the lock across a call that
+// may block on a peer: the watchdog must be able to fire. Each room (Groups,
+// Collectives, Handles, Stash, Watchdog) owns the fields marked with its
+// name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +76,13 @@ struct State {
   std::thread watchdog;
   std::condition_variable stopWatchdog;
   bool stopping = false;
+  /// The blocking call that cannot be polled running now (StageDeadline),
+  /// as diagnostics name it; empty when none.
+  std::string stage;
+  Clock::time_point stageStart;
+  /// Set once the backend starts to end: MPI_Abort is no longer safe, so the
+  /// watchdog exits the process instead (mpirun then ends the job).
+  bool backendEnding = false;
 };
 
 /// Null outside distrt_init .. distrt_finalize.

@@ -26,69 +26,87 @@ int64_t millisecondsSince(Clock::time_point start, Clock::time_point now) {
       .count();
 }
 
-[[noreturn]] void abortTimedOut(const std::string &what, int64_t waitedMs) {
-  std::fprintf(stderr,
-               "distrt: rank %d: watchdog: %s has been pending for %lld ms "
-               "(timeout %lld ms, DIST_WATCHDOG_TIMEOUT_MS); aborting the "
-               "job\n",
-               state->rank, what.c_str(), (long long)waitedMs,
-               (long long)state->timeoutMs.load());
-  std::fflush(stderr);
-  state->backend->abortJob(124);
+/// Ends the whole job: through the backend (MPI_Abort) while it runs; before
+/// it exists (MPI_Init) or once it ends (MPI_Finalize), MPI_Abort is not
+/// safe, and a non-zero exit makes mpirun end the job instead.
+[[noreturn]] void abortJob(State &s, int code) {
+  if (s.backend && !s.backendEnding)
+    s.backend->abortJob(code);
+  std::_Exit(code);
 }
 
-/// Reports the pending collectives (mpirun terminates the survivors of a
-/// dead rank with SIGTERM, then SIGKILL) and dies of the signal.
-[[noreturn]] void reportTermination(int sig) {
+[[noreturn]] void abortTimedOut(State &s, const std::string &what,
+                                int64_t waitedMs) {
+  std::fprintf(stderr,
+               "distrt: rank %d: watchdog: %s has been pending for %lld ms "
+               "(timeout %lld ms, DIST_WATCHDOG_TIMEOUT_MS; is a peer absent "
+               "or stopped?); aborting the job\n",
+               s.rank, what.c_str(), (long long)waitedMs,
+               (long long)s.timeoutMs.load());
+  std::fflush(stderr);
+  abortJob(s, 124);
+}
+
+/// Reports what was pending (mpirun terminates the survivors of a dead rank
+/// with SIGTERM, then SIGKILL) and dies of the signal.
+[[noreturn]] void reportTermination(State &s, int sig) {
   Clock::time_point now = Clock::now();
   bool any = false;
-  for (auto &[handle, op] : state->pending) {
-    if (op.complete)
-      continue;
+  auto report = [&](const std::string &what, Clock::time_point start) {
     any = true;
     std::fprintf(stderr,
                  "distrt: rank %d: terminated by signal %d while %s was "
                  "pending for %lld ms\n",
-                 state->rank, sig, describeOp(op).c_str(),
-                 (long long)millisecondsSince(op.start, now));
-  }
+                 s.rank, sig, what.c_str(),
+                 (long long)millisecondsSince(start, now));
+  };
+  if (!s.stage.empty())
+    report(s.stage, s.stageStart);
+  for (auto &[handle, op] : s.pending)
+    if (!op.complete)
+      report(describeOp(op), op.start);
   if (!any)
     std::fprintf(stderr,
                  "distrt: rank %d: terminated by signal %d, no collective "
                  "pending\n",
-                 state->rank, sig);
+                 s.rank, sig);
   std::fflush(stderr);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
   std::_Exit(128 + sig);
 }
 
-void watchdogLoop() {
-  std::unique_lock<std::mutex> lock(state->mutex);
-  while (!state->stopping) {
-    int64_t timeout = state->timeoutMs.load();
+void watchdogLoop(State *s) {
+  std::unique_lock<std::mutex> lock(s->mutex);
+  while (!s->stopping) {
+    int64_t timeout = s->timeoutMs.load();
     auto period = std::chrono::milliseconds(
         std::max<int64_t>(1, std::min<int64_t>(100, timeout / 10)));
-    state->stopWatchdog.wait_for(lock, period);
-    if (state->stopping)
+    s->stopWatchdog.wait_for(lock, period);
+    if (s->stopping)
       break;
     if (int sig = terminationSignal.exchange(0))
-      reportTermination(sig);
+      reportTermination(*s, sig);
     Clock::time_point now = Clock::now();
-    for (auto &[handle, op] : state->pending) {
+    if (!s->stage.empty()) {
+      int64_t waited = millisecondsSince(s->stageStart, now);
+      if (waited > timeout)
+        abortTimedOut(*s, s->stage, waited);
+    }
+    for (auto &[handle, op] : s->pending) {
       if (op.complete)
         continue;
       int64_t waited = millisecondsSince(op.start, now);
       if (waited > timeout)
-        abortTimedOut(describeOp(op), waited);
+        abortTimedOut(*s, describeOp(op), waited);
     }
   }
 }
 
 } // namespace
 
-void startWatchdog() {
-  state->watchdog = std::thread(watchdogLoop);
+void startWatchdog(State &s) {
+  s.watchdog = std::thread(watchdogLoop, &s);
   // Only where nobody else handles SIGTERM.
   struct sigaction current;
   if (sigaction(SIGTERM, nullptr, &current) == 0 &&
@@ -101,18 +119,29 @@ void startWatchdog() {
   }
 }
 
-void stopWatchdog() {
+void stopWatchdog(State &s) {
   {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    state->stopping = true;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.stopping = true;
   }
-  state->stopWatchdog.notify_all();
-  if (state->watchdog.joinable())
-    state->watchdog.join();
+  s.stopWatchdog.notify_all();
+  if (s.watchdog.joinable())
+    s.watchdog.join();
   if (termHandlerInstalled) {
     sigaction(SIGTERM, &previousTermAction, nullptr);
     termHandlerInstalled = false;
   }
+}
+
+StageDeadline::StageDeadline(State &s, std::string stage) : s_(s) {
+  std::lock_guard<std::mutex> lock(s_.mutex);
+  s_.stage = std::move(stage);
+  s_.stageStart = Clock::now();
+}
+
+StageDeadline::~StageDeadline() {
+  std::lock_guard<std::mutex> lock(s_.mutex);
+  s_.stage.clear();
 }
 
 bool pollToCompletion(Pending &pending, Clock::time_point start,
@@ -123,7 +152,7 @@ bool pollToCompletion(Pending &pending, Clock::time_point start,
     if ((spins & 1023) == 1023) {
       int64_t waited = millisecondsSince(start, Clock::now());
       if (waited > state->timeoutMs.load())
-        abortTimedOut(what, waited);
+        abortTimedOut(*state, what, waited);
       std::this_thread::yield();
     }
   }

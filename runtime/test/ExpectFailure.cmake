@@ -1,5 +1,6 @@
 # Runs COMMAND (a ;-list) and passes only if it exits non-zero, prints a line
-# matching EXPECT, and takes at most MAX_SECONDS.
+# matching each regular expression of EXPECT (a ;-list), and ends within
+# MAX_SECONDS (then it is killed, and the test fails as hung).
 # cmake -DCOMMAND=... -DEXPECT=... -DMAX_SECONDS=... -P ExpectFailure.cmake
 string(TIMESTAMP start "%s")
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -13,6 +14,8 @@ endif()
 if(rc EQUAL 0)
   message(FATAL_ERROR "exited 0 although a rank misbehaved")
 endif()
-if(NOT "${out}${err}" MATCHES "${EXPECT}")
-  message(FATAL_ERROR "no message matching '${EXPECT}'")
-endif()
+foreach(pattern IN LISTS EXPECT)
+  if(NOT "${out}${err}" MATCHES "${pattern}")
+    message(FATAL_ERROR "no message matching '${pattern}'")
+  endif()
+endforeach()

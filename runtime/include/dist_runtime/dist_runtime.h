@@ -18,6 +18,11 @@
  * distrt_init; docs/Runtime.md lists their accepted values and defaults. A
  * bad value makes distrt_init fail (DISTRT_ERR_INVALID).
  *
+ * No hang: wherever a rank waits for its peers (distrt_init, group creation,
+ * collectives, waits, distrt_finalize), waiting longer than
+ * DIST_WATCHDOG_TIMEOUT_MS aborts the whole job with a message naming the
+ * rank and where it waited (docs/Runtime.md).
+ *
  * Layout: collectives work along dim 0 of contiguous row-major buffers, i.e.
  * on flat element ranges (rank i's part of an all_gather result or a
  * reduce_scatter input is the i-th contiguous block of `count` elements).
@@ -80,8 +85,10 @@ typedef int64_t distrt_handle;
 /*--- lifetime --------------------------------------------------------------*/
 
 /* Initializes the runtime. expected_world_size > 0 is the world size the
- * program was compiled for; a different launched size is an error. */
+ * program was compiled for; a different launched size is an error. Waits
+ * for every rank to start. */
 DISTRT_EXPORT distrt_status distrt_init(int64_t expected_world_size);
+/* Waits for every rank to reach it (a barrier), then ends the backend. */
 DISTRT_EXPORT distrt_status distrt_finalize(void);
 DISTRT_EXPORT int32_t distrt_is_initialized(void);
 DISTRT_EXPORT int64_t distrt_rank(void);
