@@ -410,19 +410,3 @@ bool dist_fuzz::mutateModuleText(std::string &text, std::mt19937_64 &rng) {
     }
   return changed;
 }
-
-bool dist_fuzz::crashesUpstreamParser(const std::string &text) {
-  for (const std::string key : {"dimensions", "permutation"})
-    for (size_t at : wordsOf(text, key)) {
-      size_t eq = skipSpaces(text, at + key.size());
-      if (eq >= text.size() || text[eq] != '=')
-        continue;
-      size_t open = skipSpaces(text, eq + 1);
-      if (open >= text.size() || text[open] != '[')
-        return true;
-      size_t close = text.find_first_not_of("0123456789-, \t\r\n", open + 1);
-      if (close == std::string::npos || text[close] != ']')
-        return true;
-    }
-  return false;
-}
