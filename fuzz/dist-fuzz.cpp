@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // What the tools reject before parsing, because MLIR's parser would crash
   // on it (Dist/Support/InputGuard.h).
   if (dist::findExcessiveNesting(source, dist::kDefaultMaxNesting) ||
-      dist::findCrashingIntList(source))
+      dist::findParserCrash(source))
     return 0;
   // Parsing verifies the module.
   ParserConfig config(&context());

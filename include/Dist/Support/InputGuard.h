@@ -1,7 +1,7 @@
 //===- InputGuard.h - reject input the MLIR parser cannot survive -*- C++ -*-===//
 //
-// Two kinds of input crash MLIR 22's own parser (mlir-opt-22 too), so the
-// tools check for them before parsing and answer with a located error:
+// Some input crashes MLIR 22's own parser (mlir-opt-22 too), so the tools
+// check for it before parsing and answer with a located error:
 //
 // - Deep nesting. The parser is recursive descent with no depth limit:
 //   19,000 nested parentheses in a type overflow the stack of mlir-opt
@@ -12,6 +12,9 @@
 //   what DenseI64ArrayAttr::parse returns without checking it, and it returns
 //   a null attribute on anything but `[` int64 integers `]` (SIGSEGV in
 //   NamedAttrList::set; found by fuzz/dist-fuzz; test/Tools/linalg-int-lists.mlir).
+// - A dense array of `index` (`array<index: 1>`): the parser asks index for
+//   its float width (SIGSEGV in FloatType::getWidth; found by
+//   fuzz/dist-fuzz-mutate; test/Tools/dense-array-index.mlir).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,17 +40,19 @@ const char *findExcessiveNesting(llvm::StringRef text, unsigned limit);
 /// nests deeper than `limit`.
 bool checkNesting(llvm::MemoryBufferRef buffer, unsigned limit = kDefaultMaxNesting);
 
-/// The first token of `text` that MLIR 22's linalg parsers would crash on, or
-/// nullptr: in a `dimensions =` or `permutation =` (whole words, outside
-/// strings, `//` comments and attribute dictionaries, where the generic
-/// attribute parser reports errors itself), the first token that does not
-/// continue a list `[` int64 integers (decimal or hex, or true/false) `]`.
+/// The first token of `text` that MLIR 22's parser would crash on, other
+/// than nesting, or nullptr; strings and `//` comments are skipped:
+/// - in a `dimensions =` or `permutation =` (whole words, outside attribute
+///   dictionaries, where the generic attribute parser reports errors
+///   itself), the first token that does not continue a list `[` int64
+///   integers (decimal or hex, or true/false) `]`;
+/// - `index` as the element type of `array<...>`.
 /// When one is found and `message` is given, it gets the error to print.
-const char *findCrashingIntList(llvm::StringRef text, std::string *message = nullptr);
+const char *findParserCrash(llvm::StringRef text, std::string *message = nullptr);
 
 /// Prints "file:line:col: error: ..." to stderr and returns false if
-/// `buffer` holds a list findCrashingIntList finds.
-bool checkIntLists(llvm::MemoryBufferRef buffer);
+/// `buffer` holds what findParserCrash finds.
+bool checkParserCrashes(llvm::MemoryBufferRef buffer);
 
 } // namespace mlir::dist
 

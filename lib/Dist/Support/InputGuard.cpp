@@ -115,7 +115,7 @@ bool mlir::dist::checkNesting(MemoryBufferRef buffer, unsigned limit) {
   return false;
 }
 
-const char *mlir::dist::findCrashingIntList(StringRef text, std::string *message) {
+const char *mlir::dist::findParserCrash(StringRef text, std::string *message) {
   // The last significant character before the current token: a key after
   // `{` or `,` is an attribute dictionary's entry, not linalg's syntax.
   char last = '\0';
@@ -143,6 +143,16 @@ const char *mlir::dist::findCrashingIntList(StringRef text, std::string *message
     StringRef word = text.slice(i, end);
     bool named = i > 0 && StringRef("@%#!^").contains(text[i - 1]);
     size_t eq = skipTrivia(text, end);
+    if (!named && word == "array" && eq < n && text[eq] == '<') {
+      size_t type = skipTrivia(text, eq + 1), typeEnd = type;
+      while (typeEnd < n && isIdChar(text[typeEnd])) ++typeEnd;
+      if (text.slice(type, typeEnd) == "index") {
+        if (message)
+          *message = "expected an integer or float element type after 'array<', not 'index' "
+                     "(MLIR 22's parser crashes on it)";
+        return text.data() + type;
+      }
+    }
     if (!named && (word == "dimensions" || word == "permutation") && last != '{' &&
         last != ',' && eq < n && text[eq] == '=') {
       bool tooLarge = false;
@@ -164,9 +174,9 @@ const char *mlir::dist::findCrashingIntList(StringRef text, std::string *message
   return nullptr;
 }
 
-bool mlir::dist::checkIntLists(MemoryBufferRef buffer) {
+bool mlir::dist::checkParserCrashes(MemoryBufferRef buffer) {
   std::string message;
-  const char *at = findCrashingIntList(buffer.getBuffer(), &message);
+  const char *at = findParserCrash(buffer.getBuffer(), &message);
   if (!at) return true;
   report(buffer, at, message);
   return false;
