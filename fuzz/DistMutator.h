@@ -27,14 +27,6 @@ bool mutateOnce(std::string &text, std::mt19937_64 &rng);
 /// Applies 1 to 4 edits; returns false when none applied.
 bool mutateModuleText(std::string &text, std::mt19937_64 &rng);
 
-/// Whether `text` holds what crashes MLIR 22's own parser (mlir-opt-22
-/// too), so that the fuzz target skips it rather than stop every run on an
-/// upstream bug: a `dimensions = ` or `permutation = ` that is not a closed
-/// list of integers. linalg.reduce, linalg.broadcast and linalg.transpose
-/// parse it with DenseI64ArrayAttr::parse and store the null attribute it
-/// returns on failure (SIGSEGV in NamedAttrList::set).
-bool crashesUpstreamParser(const std::string &text);
-
 } // namespace dist_fuzz
 
 #endif // DIST_FUZZ_DISTMUTATOR_H

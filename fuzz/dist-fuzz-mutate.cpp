@@ -64,7 +64,7 @@ int main(int argc, char **argv) {
     auto check = [&](const std::string &text, bool &ok) {
       ok = false;
       if (dist::findExcessiveNesting(text, dist::kDefaultMaxNesting) ||
-          dist_fuzz::crashesUpstreamParser(text))
+          dist::findParserCrash(text))
         return false;
       OwningOpRef<ModuleOp> module =
           parseSourceString<ModuleOp>(text, ParserConfig(&context, false));

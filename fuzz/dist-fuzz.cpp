@@ -63,13 +63,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   // The MLIR lexer reads up to a terminating NUL: give it one.
   std::string source(reinterpret_cast<const char *>(data), size);
-  // What the tools reject before parsing (the parser would overflow its
-  // stack: test/Tools/deep-nesting.mlir).
-  if (dist::findExcessiveNesting(source, dist::kDefaultMaxNesting))
-    return 0;
-  // An upstream parser crash (mlir-opt-22 crashes too): not ours to find
-  // again and again.
-  if (dist_fuzz::crashesUpstreamParser(source))
+  // What the tools reject before parsing, because MLIR's parser would crash
+  // on it (Dist/Support/InputGuard.h).
+  if (dist::findExcessiveNesting(source, dist::kDefaultMaxNesting) ||
+      dist::findParserCrash(source))
     return 0;
   // Parsing verifies the module.
   ParserConfig config(&context());

@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (!mlir::dist::checkNesting(*input, maxNesting))
+  if (!mlir::dist::checkNesting(*input, maxNesting) || !mlir::dist::checkParserCrashes(*input))
     return 1;
   std::unique_ptr<llvm::ToolOutputFile> output = mlir::openOutputFile(outputFilename, &error);
   if (!output) {

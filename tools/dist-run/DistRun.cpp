@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
   std::string error;
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!buffer) return fail("cannot open '" + inputFile + "': " + buffer.getError().message());
-  if (!dist::checkNesting(**buffer)) return 1;
+  if (!dist::checkNesting(**buffer) || !dist::checkParserCrashes(**buffer)) return 1;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module) return 1;

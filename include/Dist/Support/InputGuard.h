@@ -1,9 +1,20 @@
 //===- InputGuard.h - reject input the MLIR parser cannot survive -*- C++ -*-===//
 //
-// MLIR's parser is recursive descent with no depth limit: 19,000 nested
-// parentheses in a type overflow the stack of mlir-opt 22.1.8 (found by
-// fuzz/dist-fuzz; test/Tools/deep-nesting.mlir). The tools check the
-// bracket nesting of their input first, like clang's -fbracket-depth (256).
+// Some input crashes MLIR 22's own parser (mlir-opt-22 too), so the tools
+// check for it before parsing and answer with a located error:
+//
+// - Deep nesting. The parser is recursive descent with no depth limit:
+//   19,000 nested parentheses in a type overflow the stack of mlir-opt
+//   22.1.8 (found by fuzz/dist-fuzz; test/Tools/deep-nesting.mlir). The
+//   tools check the bracket nesting first, like clang's -fbracket-depth (256).
+// - A malformed `dimensions =` / `permutation =` list in the custom syntax of
+//   linalg.reduce, linalg.broadcast and linalg.transpose. Their parsers store
+//   what DenseI64ArrayAttr::parse returns without checking it, and it returns
+//   a null attribute on anything but `[` int64 integers `]` (SIGSEGV in
+//   NamedAttrList::set; found by fuzz/dist-fuzz; test/Tools/linalg-int-lists.mlir).
+// - A dense array of `index` (`array<index: 1>`): the parser asks index for
+//   its float width (SIGSEGV in FloatType::getWidth; found by
+//   fuzz/dist-fuzz-mutate; test/Tools/dense-array-index.mlir).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +23,8 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBufferRef.h"
+
+#include <string>
 
 namespace mlir::dist {
 
@@ -26,6 +39,20 @@ const char *findExcessiveNesting(llvm::StringRef text, unsigned limit);
 /// Prints "file:line:col: error: ..." to stderr and returns false if `buffer`
 /// nests deeper than `limit`.
 bool checkNesting(llvm::MemoryBufferRef buffer, unsigned limit = kDefaultMaxNesting);
+
+/// The first token of `text` that MLIR 22's parser would crash on, other
+/// than nesting, or nullptr; strings and `//` comments are skipped:
+/// - in a `dimensions =` or `permutation =` (whole words, outside attribute
+///   dictionaries, where the generic attribute parser reports errors
+///   itself), the first token that does not continue a list `[` int64
+///   integers (decimal or hex, or true/false) `]`;
+/// - `index` as the element type of `array<...>`.
+/// When one is found and `message` is given, it gets the error to print.
+const char *findParserCrash(llvm::StringRef text, std::string *message = nullptr);
+
+/// Prints "file:line:col: error: ..." to stderr and returns false if
+/// `buffer` holds what findParserCrash finds.
+bool checkParserCrashes(llvm::MemoryBufferRef buffer);
 
 } // namespace mlir::dist
 
