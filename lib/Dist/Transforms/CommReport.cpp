@@ -1,5 +1,6 @@
 //===- CommReport.cpp - bytes moved by collectives, per call and window ---===//
 
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "ExplicitSync.h"
 #include "Dist/Transforms/Passes.h"
@@ -74,12 +75,12 @@ struct DistCommReportPass
 
   void runOnOperation() override {
     if (format != "text" && format != "json") {
-      getOperation().emitError() << "dist-comm-report: unknown format '"
+      emitBoundedError(getOperation()) << "dist-comm-report: unknown format '"
                                  << format << "' (expected text or json)";
       return signalPassFailure();
     }
     if (microBatches < 1) {
-      getOperation().emitError() << "dist-comm-report: micro-batches must be "
+      emitBoundedError(getOperation()) << "dist-comm-report: micro-batches must be "
                                     "at least 1, but got "
                                  << static_cast<long long>(microBatches);
       return signalPassFailure();
@@ -89,7 +90,7 @@ struct DistCommReportPass
       return signalPassFailure();
     for (const Totals &t : window(rows))
       if (t.overflow) {
-        getOperation().emitError()
+        emitBoundedError(getOperation())
             << "dist-comm-report: the bytes of a window of "
             << int64_t(microBatches)
             << " micro-batches overflow int64";
@@ -100,7 +101,7 @@ struct DistCommReportPass
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(output, &error);
     if (!file) {
-      getOperation().emitError() << "dist-comm-report: " << error;
+      emitBoundedError(getOperation()) << "dist-comm-report: " << error;
       return signalPassFailure();
     }
     if (format == "json")
@@ -195,7 +196,7 @@ struct DistCommReportPass
     if (anyTie && llvm::none_of(rows, [](const Row &r) {
           return !r.param.empty();
         }))
-      getOperation().emitWarning()
+      emitBoundedWarning(getOperation())
           << "dist-comm-report: the module has gradients tied to parameters "
              "but no gradient sync (dist.grad_sync or a matching explicit "
              "chain): no_sync saves nothing here; run -dist-no-sync-pipeline "

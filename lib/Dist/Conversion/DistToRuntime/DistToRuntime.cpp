@@ -8,6 +8,7 @@
 
 #include "Dist/Conversion/Passes.h"
 #include "Dist/Conversion/RuntimeApi.h"
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "dist_runtime/dist_runtime.h"
 
@@ -107,7 +108,7 @@ LogicalResult checkRuntimeSymbols(ModuleOp module) {
     if (expected && func && func.isExternal() &&
         func.getFunctionType() == expected)
       continue;
-    InFlightDiagnostic diag = op.emitError()
+    InFlightDiagnostic diag = emitBoundedError(&op)
                               << "@" << name.getValue()
                               << " uses the dist runtime's reserved prefix "
                               << "'distrt_': expected ";

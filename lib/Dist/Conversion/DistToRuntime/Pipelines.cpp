@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - dist down to the LLVM dialect ----------------------===//
 
 #include "Dist/Conversion/Passes.h"
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -89,7 +90,7 @@ struct CheckLoweredToLLVMPass
       return WalkResult::interrupt();
     });
     if (Operation *op = leftover ? leftover : cast) {
-      op->emitError() << "-dist-lower-to-llvm did not finish: expected only "
+      dist::emitBoundedError(op) << "-dist-lower-to-llvm did not finish: expected only "
                       << "llvm dialect ops, but got '" << op->getName()
                       << "', which it cannot lower";
       signalPassFailure();
