@@ -42,7 +42,7 @@ static bool refuseOtherUses(Value value, function_ref<bool(OpOperand &)> allowed
     Operation *at =
         use.getOwner() != ret || shortReturn ? use.getOwner() : value.getDefiningOp();
     InFlightDiagnostic diag =
-        emitBoundedError(at)
+        emitErrorAt(at)
         << "skipping the gradient sync of "
         << SymbolRefAttr::get(tied.param.getSymNameAttr())
         << " would change the program: ";
@@ -106,7 +106,7 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
       }
     for (auto &[user, used] : usersOf) {
       refused = true;
-      InFlightDiagnostic diag = emitBoundedError(user) << "this op uses ";
+      InFlightDiagnostic diag = emitErrorAt(user) << "this op uses ";
       for (auto [i, t] : llvm::enumerate(used))
         diag << (i ? "; " : "") << "result #" << t->resultIndex << " of "
              << SymbolRefAttr::get(func.getNameAttr()) << ", the gradient of "
@@ -158,7 +158,7 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
   for (Operation *op : dead)
     op->erase();
   if (failed(func.eraseResults(removed)))
-    return emitBoundedError(func)
+    return emitErrorAt(func)
            << "could not remove the stashed gradient results";
 
   for (func::CallOp call : calls) {

@@ -58,7 +58,7 @@ struct DistGradAccumulationPass
       std::string variantName = (func.getName() + suffix).str();
       if (Operation *taken = symbols.lookup(variantName)) {
         InFlightDiagnostic diag =
-            emitBoundedError(taken)
+            emitErrorAt(taken)
             << kPass << ": cannot write the no_sync variant of "
             << SymbolRefAttr::get(func.getNameAttr()) << ": the module "
             << "already has a symbol named @" << variantName

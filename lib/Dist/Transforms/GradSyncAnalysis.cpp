@@ -178,7 +178,7 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
   Region &body = func.getBody();
   analysis.ret = dyn_cast<func::ReturnOp>(body.back().getTerminator());
   if (!body.hasOneBlock() || !analysis.ret)
-    return emitBoundedError(func)
+    return emitErrorAt(func)
            << "expected a function returning gradients tied to parameters to "
               "have a single block ending in func.return, but it has "
            << body.getBlocks().size()
@@ -191,7 +191,7 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
     std::string why;
     FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
     if (failed(plan))
-      return emitBoundedError(analysis.ret)
+      return emitErrorAt(analysis.ret)
              << "result #" << index << " of "
              << SymbolRefAttr::get(func.getNameAttr()) << " is the gradient of "
              << SymbolRefAttr::get(param.getSymNameAttr())
@@ -234,7 +234,7 @@ void mlir::dist::reportTiedGradient(func::FuncOp func,
   if (!at && printsInALine(ret))
     at = ret;
   InFlightDiagnostic diag =
-      at ? (asWarning ? emitBoundedWarning(at) : emitBoundedError(at))
+      at ? (asWarning ? emitWarningAt(at) : emitErrorAt(at))
          : (asWarning ? mlir::emitWarning(value.getLoc()) // an argument
                       : mlir::emitError(value.getLoc()));
   diag << passName << ": result #" << tied.resultIndex << " of "
@@ -305,14 +305,14 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
       return;
     if (isa<StashGradOp, TakeStashOp>(op)) {
       foreign = true;
-      emitBoundedError(op) << passName << ": the function already "
+      emitErrorAt(op) << passName << ": the function already "
                       << (isa<StashGradOp>(op) ? "writes" : "releases")
                       << " the stash here, outside the gradient syncs that "
                          "the passes rewrite: a no_sync variant would stash "
                          "twice or lose the window";
     } else if (isa<GradSyncOp>(op)) {
       foreign = true;
-      emitBoundedError(op) << passName
+      emitErrorAt(op) << passName
                            << ": this gradient sync is not the sync of a returned "
                          "tied gradient: the no_sync variant would still "
                          "communicate it";
@@ -322,7 +322,7 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
       if (callee && !touchesSyncOrStash(callee, symbolTable, memo))
         return;
       foreign = true;
-      emitBoundedError(op) << passName
+      emitErrorAt(op) << passName
                            << ": this call may sync gradients or touch the stash "
                          "(the callee does, or its body is not visible): "
                          "the passes do not follow calls";
@@ -377,7 +377,7 @@ LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
                  : "the local gradient";
       };
       InFlightDiagnostic diag =
-          emitBoundedError(writer)
+          emitErrorAt(writer)
           << passName << ": the stash of " << param << " is written with "
           << meaning(shard) << " here but taken as " << meaning(!shard)
           << ": run the no_sync and sync-step rewrites with the same "
@@ -393,7 +393,7 @@ mlir::dist::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
   SmallVector<func::FuncOp> funcs;
   for (const std::string &name : names)
     if (!module.lookupSymbol<func::FuncOp>(name))
-      return emitBoundedError(module)
+      return emitErrorAt(module)
              << passName << ": no function named @" << name;
   llvm::DenseSet<StringRef> selected;
   for (const std::string &name : names)
@@ -419,7 +419,7 @@ LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
   std::optional<SymbolTable::UseRange> uses =
       SymbolTable::getSymbolUses(func, module);
   if (!uses) // Unknown ops may hold references: nothing can be proven.
-    return emitBoundedError(module)
+    return emitErrorAt(module)
            << passName << ": cannot list the uses of "
            << SymbolRefAttr::get(func.getNameAttr());
   bool referenced = false;
@@ -428,7 +428,7 @@ LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
     if (allowCalls && isa<func::CallOp>(user))
       continue;
     referenced = true;
-    emitBoundedError(user) << passName << ": "
+    emitErrorAt(user) << passName << ": "
                       << SymbolRefAttr::get(func.getNameAttr())
                       << (isa<func::CallOp>(user) ? " is called here"
                                                   : " is referenced here")

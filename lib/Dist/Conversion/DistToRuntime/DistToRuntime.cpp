@@ -108,7 +108,7 @@ LogicalResult checkRuntimeSymbols(ModuleOp module) {
     if (expected && func && func.isExternal() &&
         func.getFunctionType() == expected)
       continue;
-    InFlightDiagnostic diag = emitBoundedError(&op)
+    InFlightDiagnostic diag = emitErrorAt(&op)
                               << "@" << name.getValue()
                               << " uses the dist runtime's reserved prefix "
                               << "'distrt_': expected ";

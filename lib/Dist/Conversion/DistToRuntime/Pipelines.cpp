@@ -90,7 +90,7 @@ struct CheckLoweredToLLVMPass
       return WalkResult::interrupt();
     });
     if (Operation *op = leftover ? leftover : cast) {
-      dist::emitBoundedError(op) << "-dist-lower-to-llvm did not finish: expected only "
+      dist::emitErrorAt(op) << "-dist-lower-to-llvm did not finish: expected only "
                       << "llvm dialect ops, but got '" << op->getName()
                       << "', which it cannot lower";
       signalPassFailure();
