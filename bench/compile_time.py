@@ -13,8 +13,17 @@ tool on one thread (--mlir-disable-threading).
 Reports the pass's cost over parse+print of the same file, and the exponent
 of time ~ layers^e fitted (least squares, log-log) over 8..max layers.
 
+The lowering, --dist-lower-to-llvm, on one function with N collectives
+(bench/gen_collectives_ir.py: N/2 gathered parameters used, N/2 gradient
+shards returned), for each N of --collectives, and on the frontend step
+of --lower-layers Llama layers (ZeRO-3, after --dist-no-sync-pipeline):
+the whole process (printing to /dev/null included) and its passes, with
+the exponent of time ~ N^e. --layers '' skips the passes' section.
+
 Usage: bench/compile_time.py [--layers 1,8,32,128,1024] [--reps 5]
                              [--mode zero3] [--json FILE]
+                             [--collectives 1000,2000,4000,8000]
+                             [--lower-layers 80]
 """
 
 import argparse
@@ -83,6 +92,81 @@ def pass_times(cmd, reps):
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+def timed_with_passes(cmd, reps):
+    """Median wall seconds of the whole process and of each timer of its
+    -mlir-timing report (as pass_times), from the same `reps` runs after
+    one warm-up: for commands too slow to run twice as often."""
+    walls, samples = [], {}
+    for i in range(reps + 1):
+        start = time.perf_counter()
+        err = subprocess.run(cmd + SERIAL + ["-mlir-timing", "--mlir-output-format=json",
+                                             "-o", os.devnull],
+                             check=True, capture_output=True, text=True).stderr
+        wall = time.perf_counter() - start
+        if i == 0:
+            continue
+        walls.append(wall)
+        start = re.search(r"^\[$", err, re.MULTILINE)
+        times = {}
+        timers(json.JSONDecoder().raw_decode(err[start.start():])[0], times)
+        for name, value in times.items():
+            samples.setdefault(name, []).append(value)
+    return statistics.median(walls), {k: statistics.median(v) for k, v in samples.items()}
+
+
+def lowering_row(dist_opt, src, reps):
+    """Times --dist-lower-to-llvm on `src`; the passes alone exclude parsing
+    and printing."""
+    wall, passes = timed_with_passes([dist_opt, src, "--dist-lower-to-llvm"], reps)
+    alone = sum(v for k, v in passes.items() if k not in ("Parser", "Output"))
+    slowest = max((k for k in passes if k not in ("Parser", "Output")), key=passes.get)
+    return {"bytes": os.path.getsize(src), "lower_s": wall, "passes_s": alone,
+            "print_s": passes.get("Output", 0.0), "slowest_pass": slowest,
+            "slowest_pass_s": passes[slowest], "passes": passes}
+
+
+def lowering_scaling(args, dist_opt, tmp):
+    """The lowering's scaling in collectives per function, and a Llama step."""
+    result = {"rows": []}
+    for n in map(int, filter(None, args.collectives.split(","))):
+        src = os.path.join(tmp, f"c{n}.mlir")
+        with open(src, "w") as f:
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_collectives_ir.py"),
+                            "--collectives", str(n)], check=True, stdout=f)
+        row = dict(collectives=n, **lowering_row(dist_opt, src, args.lower_reps))
+        result["rows"].append(row)
+        print(f"{n:6d} collectives in one function: --dist-lower-to-llvm {row['lower_s']:7.2f} s "
+              f"(passes {row['passes_s']:6.2f} s, printing {row['print_s']:5.2f} s; slowest "
+              f"{row['slowest_pass']} {row['slowest_pass_s']:.2f} s)", flush=True)
+    rows = result["rows"]
+    if len(rows) >= 2:
+        ns = [r["collectives"] for r in rows]
+        result["exponent_lower"] = fit_exponent(ns, [r["lower_s"] for r in rows])
+        result["exponent_passes"] = fit_exponent(ns, [r["passes_s"] for r in rows])
+        print("fitted exponent of --dist-lower-to-llvm in collectives per function: "
+              "whole process %.3f, passes %.3f" % (result["exponent_lower"],
+                                                   result["exponent_passes"]))
+    if args.lower_layers:
+        src = os.path.join(tmp, f"llama{args.lower_layers}.mlir")
+        synced = os.path.join(tmp, f"llama{args.lower_layers}.no_sync.mlir")
+        with open(src, "w") as f:
+            subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_llama_ir.py"),
+                            "--layers", str(args.lower_layers), "--hidden", str(args.hidden),
+                            "--mode", "zero3", "--world", "4"], check=True, stdout=f)
+        subprocess.run([dist_opt, src, "--dist-no-sync-pipeline", "-o", synced], check=True)
+        with open(synced) as f:
+            text = f.read()
+        count = len(re.findall(r"dist\.(all_gather|reduce_scatter|all_reduce) ", text))
+        row = dict(layers=args.lower_layers, collectives=count,
+                   **lowering_row(dist_opt, synced, args.lower_reps))
+        result["llama"] = row
+        print(f"Llama step, {args.lower_layers} layers (ZeRO-3, {count} collectives in the module): "
+              f"--dist-lower-to-llvm {row['lower_s']:.2f} s (passes {row['passes_s']:.2f} s, "
+              f"printing {row['print_s']:.2f} s; slowest {row['slowest_pass']} "
+              f"{row['slowest_pass_s']:.2f} s)", flush=True)
+    return result
+
+
 def fit_exponent(xs, ys):
     lx = [math.log(x) for x in xs]
     ly = [math.log(y) for y in ys]
@@ -103,11 +187,17 @@ def main():
     ap.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
     ap.add_argument("--json")
     ap.add_argument("--png", help="log-log plot of the times against layers (gnuplot)")
+    ap.add_argument("--collectives", default="1000,2000,4000,8000",
+                    help="collectives per function for the lowering ('' skips it)")
+    ap.add_argument("--lower-layers", type=int, default=80,
+                    help="Llama layers of the lowered step (0 skips it)")
+    ap.add_argument("--lower-reps", type=int, default=3)
     args = ap.parse_args()
     dist_opt = os.path.join(args.build, "bin", "dist-opt")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for layers in map(int, args.layers.split(",")):
+        lowering = lowering_scaling(args, dist_opt, tmp)
+        for layers in map(int, filter(None, args.layers.split(","))):
             src = os.path.join(tmp, f"l{layers}.mlir")
             synced = os.path.join(tmp, f"l{layers}.synced.mlir")
             generic = os.path.join(tmp, f"l{layers}.generic.mlir")
@@ -148,7 +238,8 @@ def main():
                 f"{k} {v:.4f} s" for k, v in row["pipeline_passes"].items()), flush=True)
     # Below 32 layers the ~50 ms of process start-up dominates every time.
     big = [r for r in rows if r["layers"] >= 32]
-    result = {"mode": args.mode, "hidden": args.hidden, "reps": args.reps, "rows": rows}
+    result = {"mode": args.mode, "hidden": args.hidden, "reps": args.reps, "rows": rows,
+              "lowering": lowering}
     if len(big) >= 2:
         layers = [r["layers"] for r in big]
         for key in ("parse_print_s", "apply_no_sync_s", "pipeline_s"):
@@ -173,7 +264,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
-    if args.png:
+    if args.png and rows:
         plot(rows, args.png, args.mode)
 
 

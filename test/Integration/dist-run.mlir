@@ -9,11 +9,13 @@
 // RUN: %mpirun -np 4 dist-run %t.hsdp.mlir --windows 2 --hsdp-partial 2> %t.hsdp.err | FileCheck %s --check-prefix=HSDP
 // RUN: FileCheck %s --check-prefix=HSDP-STATS < %t.hsdp.err
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grads-only.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=GRADS-ONLY
+// RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-stash-only.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=STASH-ONLY
 // RUN: %mpirun -np 2 dist-run %S/Inputs/dist-run-grad-reads-param.mlir --windows 2 2>/dev/null | FileCheck %s --check-prefix=READS-PARAM
 // RUN: dist-run %S/Inputs/dist-run-result-twice.mlir --windows 1 2>/dev/null | FileCheck %s --check-prefix=TWICE
 // RUN: not dist-run %S/Inputs/dist-run-private.mlir 2>&1 | FileCheck %s --check-prefix=PRIVATE
 // RUN: not dist-run %S/Inputs/dist-run-unfinished.mlir 2>&1 | FileCheck %s --check-prefix=UNFINISHED
 // RUN: not dist-run %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not dist-run %S/Inputs/dist-run-huge.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not dist-run %S/Inputs/dist-run-i32.mlir 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not dist-run %s --entry=nothing 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not dist-run %s 2>&1 | FileCheck %s --check-prefix=UNTIED
@@ -37,6 +39,8 @@
 // A step whose no_sync variant has no result at all (it crashed).
 // GRADS-ONLY: window 1: gradient checksum
 // GRADS-ONLY: 20 passed, 0 failed
+// STASH-ONLY: window 1: gradient checksum
+// STASH-ONLY: 20 passed, 0 failed
 
 // PRIVATE: dist-run: @step is private: the entry point must be public
 
@@ -50,6 +54,11 @@
 // UNFINISHED: dist-run: lowering to LLVM failed
 
 // MISSING: dist-run: cannot open {{.*}}does-not-exist.mlir
+// A 4 TiB argument and result: located errors before anything is compiled
+// or allocated (it died on std::bad_alloc).
+// HUGE: dist-run-huge.mlir:7:17: error: dist-run: argument #1 of @step is tensor<1099511627776xf32>, 4398046511104 bytes: more than this machine's {{[0-9]+}} bytes of memory
+// HUGE: dist-run-huge.mlir:6:1: error: dist-run: result #1 of @step is tensor<1099511627776xf32>, 4398046511104 bytes: more than this machine's {{[0-9]+}} bytes of memory
+// HUGE-NOT: bad_alloc
 // TYPE: error: dist-run supports statically shaped f32 tensors only, but argument #1 is 'tensor<4xi32>'
 // ENTRY: dist-run: {{.*}} has no func.func @nothing
 // UNTIED: dist-run: the no_sync pipeline made no @step_no_sync: @step returns no gradient tied to a dist.parameter

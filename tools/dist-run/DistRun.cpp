@@ -159,6 +159,13 @@ int main(int argc, char **argv) {
     return 1;
   if (shapesOf(noSyncArgs) != shapesOf(args))
     return fail("@" + noSync + " does not take @" + entry + "'s arguments");
+  // Before anything is compiled or allocated (a 4 TiB argument died on
+  // std::bad_alloc), both lists reported; @<entry>_no_sync's results are
+  // some of @<entry>'s.
+  uint64_t memory = dist_run::physicalMemoryBytes();
+  bool argsFit = succeeded(checkFitsInMemory(fns->sync, false, args, memory));
+  if (failed(checkFitsInMemory(fns->sync, true, results, memory)) || !argsFit)
+    return 1;
 
   // The world the step was compiled for, and each parameter's group.
   int64_t world = 1;

@@ -4,8 +4,21 @@
 
 #include "Dist/IR/DistDialect.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <unistd.h>
+
 using namespace mlir;
 using namespace dist_run;
+
+/// Where a diagnostic about argument or result `i` of `func` goes: the
+/// argument itself, or the function (a result has no location of its own).
+/// Never the function op itself, which MLIR would print with it.
+static Location locationOf(func::FuncOp func, bool result, unsigned i) {
+  if (!result && !func.isExternal())
+    return func.getArgument(i).getLoc();
+  return func.getLoc();
+}
 
 LogicalResult dist_run::readSlots(func::FuncOp func, bool results, std::vector<Slot> &slots) {
   unsigned n = results ? func.getNumResults() : func.getNumArguments();
@@ -13,9 +26,17 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results, std::vector<S
     Type type = results ? func.getResultTypes()[i] : func.getArgumentTypes()[i];
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape() || !tensor.getElementType().isF32())
-      return func.emitError() << "dist-run supports statically shaped f32 tensors only, but "
-                              << (results ? "result #" : "argument #") << i << " is " << type;
+      return emitError(locationOf(func, results, i))
+             << "dist-run supports statically shaped f32 tensors only, but "
+             << (results ? "result #" : "argument #") << i << " is " << type;
     Slot slot;
+    std::optional<uint64_t> bytes = sizeof(float);
+    for (int64_t d : tensor.getShape())
+      if (bytes)
+        bytes = llvm::checkedMulUnsigned<uint64_t>(*bytes, d);
+    if (llvm::is_contained(tensor.getShape(), 0))
+      bytes = 0;
+    slot.bytes = bytes.value_or(UINT64_MAX); // past 2^64: more than any machine has
     slot.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     auto tie = results ? func.getResultAttrOfType<FlatSymbolRefAttr>(
                              i, dist::DistDialect::getGradAttrName())
@@ -25,6 +46,41 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results, std::vector<S
     slots.push_back(slot);
   }
   return success();
+}
+
+uint64_t dist_run::physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return UINT64_MAX; // unknown: let the allocation decide
+  return llvm::checkedMulUnsigned<uint64_t>(pages, pageSize).value_or(UINT64_MAX);
+}
+
+LogicalResult dist_run::checkFitsInMemory(func::FuncOp func, bool results,
+                                          const std::vector<Slot> &slots,
+                                          uint64_t memoryBytes) {
+  bool fits = true;
+  uint64_t total = 0;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    total = llvm::checkedAddUnsigned(total, slots[i].bytes).value_or(UINT64_MAX);
+    if (slots[i].bytes <= memoryBytes)
+      continue;
+    fits = false;
+    emitError(locationOf(func, results, i))
+        << "dist-run: " << (results ? "result #" : "argument #") << i << " of @"
+        << func.getName() << " is " << typeString(slots[i].shape) << ", "
+        << (slots[i].bytes == UINT64_MAX ? std::string("2^64 or more")
+                                         : std::to_string(slots[i].bytes))
+        << " bytes: more than this machine's " << memoryBytes << " bytes of memory";
+  }
+  // The runner holds every argument at once; the step allocates its results.
+  if (fits && total > memoryBytes) {
+    fits = false;
+    emitError(func.getLoc()) << "dist-run: the " << (results ? "results" : "arguments")
+                             << " of @" << func.getName() << " are " << total
+                             << " bytes together: more than this machine's " << memoryBytes
+                             << " bytes of memory";
+  }
+  return success(fits);
 }
 
 std::vector<dist_step::Shape> dist_run::shapesOf(const std::vector<Slot> &slots) {

@@ -44,6 +44,7 @@ struct Tensor {
 /// What the runner knows of one argument or result of the step.
 struct Slot {
   std::vector<int64_t> shape;
+  uint64_t bytes = 0; // UINT64_MAX when it does not fit in 64 bits
   std::string param; // the tied dist.parameter, if any
   int64_t shardIndex = 0;
 };
@@ -51,6 +52,17 @@ struct Slot {
 /// Reads the arguments (or results) of `func`: static f32 tensor shapes and
 /// the parameter each is tied to.
 mlir::LogicalResult readSlots(mlir::func::FuncOp func, bool results, std::vector<Slot> &slots);
+
+/// The machine's physical memory, in bytes (UINT64_MAX if unknown).
+uint64_t physicalMemoryBytes();
+
+/// Fails, with an error at each argument (or at the function, for results)
+/// whose tensor needs more than `memoryBytes`, or when they all together do:
+/// the runner holds every argument on the host, and the step allocates its
+/// results. A 4 TiB argument died on std::bad_alloc (a result would crash
+/// in the compiled code on a null allocation).
+mlir::LogicalResult checkFitsInMemory(mlir::func::FuncOp func, bool results,
+                                      const std::vector<Slot> &slots, uint64_t memoryBytes);
 
 /// The shapes of the slots, as the step runner takes them.
 std::vector<dist_step::Shape> shapesOf(const std::vector<Slot> &slots);

@@ -1,6 +1,7 @@
 //===- DistDialect.cpp - dist dialect -------------------------------------===//
 
 #include "Dist/IR/DistDialect.h"
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -20,7 +21,7 @@ static FailureOr<ParameterOp> resolveTie(Operation *op, FlatSymbolRefAttr ref,
                                          SymbolTableCollection *symbolTable) {
   ParameterOp param = lookupParameter(op, ref, symbolTable);
   if (!param)
-    return op->emitError() << "'" << attrName << "' on " << where << " names " << ref
+    return emitErrorAt(op) << "'" << attrName << "' on " << where << " names " << ref
                            << ", which is not a dist.parameter";
   return param;
 }
@@ -37,7 +38,7 @@ static LogicalResult verifyArgTie(FunctionOpInterface func, unsigned index,
     return failure();
   Type argType = func.getArgumentTypes()[index];
   if (argType != param->getLocalType())
-    return func->emitError() << "expected " << where << " tied to "
+    return emitErrorAt(func) << "expected " << where << " tied to "
                              << SymbolRefAttr::get(param->getSymNameAttr()) << " to have type "
                              << param->getLocalType() << ", but got " << argType;
   return success();
@@ -57,7 +58,7 @@ static LogicalResult verifyResultTie(FunctionOpInterface func, unsigned index,
   Type resultType = func.getResultTypes()[index];
   RankedTensorType unsharded = param->getUnshardedType(symbolTable);
   if (resultType != unsharded && resultType != param->getLocalType())
-    return func->emitError() << "expected " << where << ", the gradient of "
+    return emitErrorAt(func) << "expected " << where << ", the gradient of "
                              << SymbolRefAttr::get(param->getSymNameAttr()) << ", to have type "
                              << unsharded << " (local) or " << param->getLocalType()
                              << " (synced), but got " << resultType;
@@ -86,7 +87,7 @@ struct FuncTieVerifier
       // the sync step could not tell which one carries the window.
       auto [it, inserted] = tiedResult.try_emplace(ref, i);
       if (!inserted)
-        return func->emitError() << "expected one result tied to " << ref << ", but results #"
+        return emitErrorAt(func) << "expected one result tied to " << ref << ", but results #"
                                  << it->second << " and #" << i
                                  << " both are: add the gradients of a tied weight before "
                                     "returning them";
@@ -113,14 +114,14 @@ static FailureOr<FlatSymbolRefAttr> checkTieForm(Operation *op, NamedAttribute a
                                                  StringRef expectedName, StringRef position,
                                                  StringRef where) {
   if (attr.getName() != expectedName)
-    return op->emitError() << "'" << attr.getName().getValue() << "' is not a dist " << position
+    return emitErrorAt(op) << "'" << attr.getName().getValue() << "' is not a dist " << position
                            << " attribute (expected '" << expectedName << "')";
   if (!isa<FunctionOpInterface>(op))
-    return op->emitError() << "'" << attr.getName().getValue() << "' is only valid on function "
+    return emitErrorAt(op) << "'" << attr.getName().getValue() << "' is only valid on function "
                            << position << "s";
   auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
   if (!ref)
-    return op->emitError() << "expected '" << attr.getName().getValue() << "' on " << where
+    return emitErrorAt(op) << "expected '" << attr.getName().getValue() << "' on " << where
                            << " to be a symbol reference to a dist.parameter, but got "
                            << attr.getValue();
   return ref;
@@ -156,8 +157,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   if (name == getParamAttrName() || name == getGradAttrName())
-    return op->emitError() << "'" << name << "' is only valid on function "
+    return emitErrorAt(op) << "'" << name << "' is only valid on function "
                            << (name == getParamAttrName() ? "arguments"
                                                           : "results");
-  return op->emitError() << "unknown dist attribute '" << name << "'";
+  return emitErrorAt(op) << "unknown dist attribute '" << name << "'";
 }

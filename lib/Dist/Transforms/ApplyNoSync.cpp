@@ -7,13 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dist/IR/DistOps.h"
 #include "GradSyncAnalysis.h"
+
+#include "Dist/IR/Diagnostics.h"
+#include "Dist/IR/DistOps.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_APPLYNOSYNCPASS
@@ -30,19 +33,30 @@ using namespace mlir::dist;
 static bool refuseOtherUses(Value value, function_ref<bool(OpOperand &)> allowed,
                             TiedGradient &tied, func::ReturnOp ret) {
   bool refused = false;
+  bool shortReturn = printsInALine(ret);
   for (OpOperand &use : value.getUses()) {
     if (allowed(use))
       continue;
     refused = true;
+    // A long return, shared by every gradient, is named, not pointed at.
+    Operation *at =
+        use.getOwner() != ret || shortReturn ? use.getOwner() : value.getDefiningOp();
     InFlightDiagnostic diag =
-        use.getOwner()->emitError()
+        emitErrorAt(at)
         << "skipping the gradient sync of "
         << SymbolRefAttr::get(tied.param.getSymNameAttr())
-        << " would change the program: this op uses the synchronized "
-           "gradient, which only the return may use";
-    diag.attachNote(ret.getLoc())
-        << "the synchronized gradient is returned here as result #"
-        << tied.resultIndex;
+        << " would change the program: ";
+    if (use.getOwner() == ret)
+      diag << "the return uses the synchronized gradient as result #"
+           << use.getOperandNumber() << " too; only result #"
+           << tied.resultIndex << " may return it";
+    else
+      diag << "this op uses the synchronized gradient, which only the return "
+              "may use";
+    if (shortReturn)
+      diag.attachNote(ret.getLoc())
+          << "the synchronized gradient is returned here as result #"
+          << tied.resultIndex;
   }
   return refused;
 }
@@ -82,15 +96,23 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
     if (call.getCallee() != func.getName())
       return;
     calls.push_back(call);
+    // One error per user, which may use thousands of them (a return).
+    llvm::MapVector<Operation *, SmallVector<TiedGradient *>> usersOf;
     for (TiedGradient &t : tied)
-      for (OpOperand &use : call.getResult(t.resultIndex).getUses()) {
-        refused = true;
-        use.getOwner()->emitError()
-            << "this op uses result #" << t.resultIndex << " of "
-            << SymbolRefAttr::get(func.getNameAttr()) << ", the gradient of "
-            << SymbolRefAttr::get(t.param.getSymNameAttr())
-            << ", which no_sync stashes instead of returning";
+      for (Operation *user : call.getResult(t.resultIndex).getUsers()) {
+        SmallVector<TiedGradient *> &used = usersOf[user];
+        if (used.empty() || used.back() != &t)
+          used.push_back(&t);
       }
+    for (auto &[user, used] : usersOf) {
+      refused = true;
+      InFlightDiagnostic diag = emitErrorAt(user) << "this op uses ";
+      for (auto [i, t] : llvm::enumerate(used))
+        diag << (i ? "; " : "") << "result #" << t->resultIndex << " of "
+             << SymbolRefAttr::get(func.getNameAttr()) << ", the gradient of "
+             << SymbolRefAttr::get(t->param.getSymNameAttr());
+      diag << ", which no_sync stashes instead of returning";
+    }
   });
   if (refused)
     return failure();
@@ -137,7 +159,8 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
   for (Operation *op : dead)
     op->erase();
   if (failed(func.eraseResults(removed)))
-    return func.emitError("could not remove the stashed gradient results");
+    return emitErrorAt(func)
+           << "could not remove the stashed gradient results";
 
   for (func::CallOp call : calls) {
     OpBuilder builder(call);

@@ -1,5 +1,6 @@
 //===- CommReport.cpp - bytes moved by collectives, per call and window ---===//
 
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "ExplicitSync.h"
 #include "Dist/Transforms/Passes.h"
@@ -74,12 +75,12 @@ struct DistCommReportPass
 
   void runOnOperation() override {
     if (format != "text" && format != "json") {
-      getOperation().emitError() << "dist-comm-report: unknown format '"
+      emitErrorAt(getOperation()) << "dist-comm-report: unknown format '"
                                  << format << "' (expected text or json)";
       return signalPassFailure();
     }
     if (microBatches < 1) {
-      getOperation().emitError() << "dist-comm-report: micro-batches must be "
+      emitErrorAt(getOperation()) << "dist-comm-report: micro-batches must be "
                                     "at least 1, but got "
                                  << static_cast<long long>(microBatches);
       return signalPassFailure();
@@ -89,7 +90,7 @@ struct DistCommReportPass
       return signalPassFailure();
     for (const Totals &t : window(rows))
       if (t.overflow) {
-        getOperation().emitError()
+        emitErrorAt(getOperation())
             << "dist-comm-report: the bytes of a window of "
             << int64_t(microBatches)
             << " micro-batches overflow int64";
@@ -100,7 +101,7 @@ struct DistCommReportPass
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(output, &error);
     if (!file) {
-      getOperation().emitError() << "dist-comm-report: " << error;
+      emitErrorAt(getOperation()) << "dist-comm-report: " << error;
       return signalPassFailure();
     }
     if (format == "json")
@@ -144,11 +145,11 @@ struct DistCommReportPass
                        std::optional<int64_t> size, RankedTensorType full,
                        StringRef param) {
     if (!size || !full.hasStaticShape())
-      return op->emitError("dist-comm-report: needs a static shape and a "
-                           "valid group to count bytes");
+      return emitErrorAt(op) << "dist-comm-report: needs a static shape and "
+                                "a valid group to count bytes";
     std::optional<int64_t> fullBytes = getTensorBytes(full);
     if (!fullBytes)
-      return op->emitError() << "dist-comm-report: cannot count the bytes of "
+      return emitErrorAt(op) << "dist-comm-report: cannot count the bytes of "
                              << full << " (element type without a byte size, "
                              << "or more than 2^63 - 1 bytes)";
     int64_t w = *size;
@@ -170,8 +171,8 @@ struct DistCommReportPass
       WalkResult inner = func.walk([&](Operation *op) {
         if (isa<CollectiveOpInterface, GradSyncOp>(op) &&
             op->getParentOfType<LoopLikeOpInterface>())
-          op->emitWarning("dist-comm-report: this collective is inside a "
-                          "loop; the report counts it once per call");
+          emitWarningAt(op) << "dist-comm-report: this collective is inside "
+                               "a loop; the report counts it once per call";
         LogicalResult added = success();
         if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
           const CollectiveTraits &traits = collective.getTraits();
@@ -195,7 +196,7 @@ struct DistCommReportPass
     if (anyTie && llvm::none_of(rows, [](const Row &r) {
           return !r.param.empty();
         }))
-      getOperation().emitWarning()
+      emitWarningAt(getOperation())
           << "dist-comm-report: the module has gradients tied to parameters "
              "but no gradient sync (dist.grad_sync or a matching explicit "
              "chain): no_sync saves nothing here; run -dist-no-sync-pipeline "
@@ -213,7 +214,7 @@ struct DistCommReportPass
         param ? getGradSyncPlan(param, &symbolTable, why)
               : FailureOr<GradSyncPlan>(failure());
     if (failed(plan))
-      return sync.emitError() << "dist-comm-report: cannot count the sync of "
+      return emitErrorAt(sync) << "dist-comm-report: cannot count the sync of "
                               << sync.getParamAttr() << ": " << why;
     for (const GradSyncStage &stage : plan->stagesOf(sync.getPhase())) {
       if (failed(addRow(rows, func, sync, getCollectiveTraits(stage.kind),

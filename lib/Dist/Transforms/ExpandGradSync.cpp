@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
 #include "Dist/Transforms/Passes.h"
@@ -69,7 +70,7 @@ struct DistExpandGradSyncPass
           param ? getGradSyncPlan(param, &symbolTable, why)
                 : FailureOr<GradSyncPlan>(failure());
       if (failed(plan)) { // The verifier reports it; stay safe regardless.
-        op.emitError() << "dist-expand-grad-sync: cannot expand the sync of "
+        emitErrorAt(op) << "dist-expand-grad-sync: cannot expand the sync of "
                        << op.getParamAttr() << ": "
                        << (why.empty() ? "no such parameter" : why);
         return signalPassFailure();

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
@@ -57,7 +58,7 @@ struct DistGradAccumulationPass
       std::string variantName = (func.getName() + suffix).str();
       if (Operation *taken = symbols.lookup(variantName)) {
         InFlightDiagnostic diag =
-            taken->emitError()
+            emitErrorAt(taken)
             << kPass << ": cannot write the no_sync variant of "
             << SymbolRefAttr::get(func.getNameAttr()) << ": the module "
             << "already has a symbol named @" << variantName

@@ -4,6 +4,8 @@
 #include "Communication.h"
 #include "ExplicitSync.h"
 
+#include "Dist/IR/Diagnostics.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
@@ -184,7 +186,7 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
   Region &body = func.getBody();
   analysis.ret = dyn_cast<func::ReturnOp>(body.back().getTerminator());
   if (!body.hasOneBlock() || !analysis.ret)
-    return func.emitError()
+    return emitErrorAt(func)
            << "expected a function returning gradients tied to parameters to "
               "have a single block ending in func.return, but it has "
            << body.getBlocks().size()
@@ -197,7 +199,7 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
     std::string why;
     FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
     if (failed(plan))
-      return analysis.ret.emitError()
+      return emitErrorAt(analysis.ret)
              << "result #" << index << " of "
              << SymbolRefAttr::get(func.getNameAttr()) << " is the gradient of "
              << SymbolRefAttr::get(param.getSymNameAttr())
@@ -229,16 +231,28 @@ void mlir::dist::reportTiedGradient(func::FuncOp func,
                                     GradSyncAnalysis &analysis,
                                     TiedGradient &tied,
                                     StringRef passName, bool asWarning) {
-  Operation *at = tied.at ? tied.at : analysis.ret.getOperation();
-  InFlightDiagnostic diag = asWarning ? at->emitWarning() : at->emitError();
+  Operation *ret = analysis.ret;
+  Value value = ret->getOperand(tied.resultIndex);
+  // At the op that makes it so, else the op computing the gradient. The
+  // return, which every tied gradient shares, only when it is short: the
+  // driver echoes its source line with each diagnostic (10,000 of them).
+  Operation *at = tied.at;
+  if (!at || (at == ret && !printsInALine(ret)))
+    at = value.getDefiningOp();
+  if (!at && printsInALine(ret))
+    at = ret;
+  InFlightDiagnostic diag =
+      at ? (asWarning ? emitWarningAt(at) : emitErrorAt(at))
+         : (asWarning ? mlir::emitWarning(value.getLoc()) // an argument
+                      : mlir::emitError(value.getLoc()));
   diag << passName << ": result #" << tied.resultIndex << " of "
        << SymbolRefAttr::get(func.getNameAttr()) << ", the gradient of "
        << SymbolRefAttr::get(tied.param.getSymNameAttr()) << ", "
        << tied.reason;
   if (asWarning)
     diag << "; left unchanged";
-  if (at != analysis.ret.getOperation())
-    diag.attachNote(analysis.ret.getLoc())
+  if (at != ret && printsInALine(ret))
+    diag.attachNote(ret->getLoc())
         << "returned here as result #" << tied.resultIndex;
 }
 
@@ -299,15 +313,15 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
       return;
     if (isa<StashGradOp, TakeStashOp>(op)) {
       foreign = true;
-      op->emitError() << passName << ": the function already "
+      emitErrorAt(op) << passName << ": the function already "
                       << (isa<StashGradOp>(op) ? "writes" : "releases")
                       << " the stash here, outside the gradient syncs that "
                          "the passes rewrite: a no_sync variant would stash "
                          "twice or lose the window";
     } else if (isa<GradSyncOp>(op)) {
       foreign = true;
-      op->emitError() << passName
-                      << ": this gradient sync is not the sync of a returned "
+      emitErrorAt(op) << passName
+                           << ": this gradient sync is not the sync of a returned "
                          "tied gradient: the no_sync variant would still "
                          "communicate it";
     } else if (auto call = dyn_cast<CallOpInterface>(op)) {
@@ -316,8 +330,8 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
       if (callee && !touchesSyncOrStash(callee, symbolTable, memo))
         return;
       foreign = true;
-      op->emitError() << passName
-                      << ": this call may sync gradients or touch the stash "
+      emitErrorAt(op) << passName
+                           << ": this call may sync gradients or touch the stash "
                          "(the callee does, or its body is not visible): "
                          "the passes do not follow calls";
     }
@@ -371,7 +385,7 @@ LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
                  : "the local gradient";
       };
       InFlightDiagnostic diag =
-          writer->emitError()
+          emitErrorAt(writer)
           << passName << ": the stash of " << param << " is written with "
           << meaning(shard) << " here but taken as " << meaning(!shard)
           << ": run the no_sync and sync-step rewrites with the same "
@@ -387,7 +401,7 @@ mlir::dist::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
   SmallVector<func::FuncOp> funcs;
   for (const std::string &name : names)
     if (!module.lookupSymbol<func::FuncOp>(name))
-      return module.emitError()
+      return emitErrorAt(module)
              << passName << ": no function named @" << name;
   llvm::DenseSet<StringRef> selected;
   for (const std::string &name : names)
@@ -413,7 +427,7 @@ LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
   std::optional<SymbolTable::UseRange> uses =
       SymbolTable::getSymbolUses(func, module);
   if (!uses) // Unknown ops may hold references: nothing can be proven.
-    return module->emitError()
+    return emitErrorAt(module)
            << passName << ": cannot list the uses of "
            << SymbolRefAttr::get(func.getNameAttr());
   bool referenced = false;
@@ -422,7 +436,7 @@ LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
     if (allowCalls && isa<func::CallOp>(user))
       continue;
     referenced = true;
-    user->emitError() << passName << ": "
+    emitErrorAt(user) << passName << ": "
                       << SymbolRefAttr::get(func.getNameAttr())
                       << (isa<func::CallOp>(user) ? " is called here"
                                                   : " is referenced here")

@@ -74,8 +74,9 @@ FailureOr<GradSyncAnalysis> analyzeGradSyncs(func::FuncOp func,
                                              SymbolTableCollection &symbolTable);
 
 /// Emits the diagnostic of a tied result the pass does not rewrite, at the
-/// op that makes it so, with a note at the return: an error, or a warning
-/// (`asWarning`, the result is then left unchanged).
+/// op that makes it so (else the op computing it), with a note at the return
+/// when the return prints in a line (Dist/IR/Diagnostics.h): an error, or a
+/// warning (`asWarning`, the result is then left unchanged).
 void reportTiedGradient(func::FuncOp func, GradSyncAnalysis &analysis,
                         TiedGradient &tied, StringRef passName,
                         bool asWarning);

@@ -8,6 +8,7 @@
 
 #include "Dist/Conversion/Passes.h"
 #include "Dist/Conversion/RuntimeApi.h"
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 
 #include "mlir/Dialect/Func/Utils/Utils.h"
@@ -386,13 +387,29 @@ struct ConvertDistToRuntimePass
           ConvertDistToRuntimePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Function attributes tying values to parameters go with them.
+    // Function attributes tying values to parameters go with them, all at
+    // once: removing one rebuilds every argument's (quadratic in a step's
+    // thousands of parameters).
     module.walk([](FunctionOpInterface func) {
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-        func.removeArgAttr(i, DistDialect::getParamAttrName());
-      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-        func.removeResultAttr(i, StringAttr::get(func.getContext(),
-                                                 DistDialect::getGradAttrName()));
+      auto without = [&](SmallVector<DictionaryAttr> &dicts, StringRef name) {
+        bool changed = false;
+        for (DictionaryAttr &dict : dicts) {
+          if (!dict || !dict.contains(name))
+            continue;
+          NamedAttrList list(dict);
+          list.erase(name);
+          dict = list.getDictionary(func.getContext());
+          changed = true;
+        }
+        return changed;
+      };
+      SmallVector<DictionaryAttr> args, results;
+      func.getAllArgAttrs(args);
+      func.getAllResultAttrs(results);
+      if (without(args, DistDialect::getParamAttrName()))
+        func.setAllArgAttrs(args);
+      if (without(results, DistDialect::getGradAttrName()))
+        func.setAllResultAttrs(results);
     });
     if (failed(checkRuntimeSymbols(module)))
       return signalPassFailure();

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/RuntimeApi.h"
+#include "Dist/IR/Diagnostics.h"
 #include "dist_runtime/dist_runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -83,7 +84,7 @@ LogicalResult mlir::dist::checkRuntimeSymbols(ModuleOp module) {
     if (expected && func && func.isExternal() &&
         func.getFunctionType() == expected)
       continue;
-    InFlightDiagnostic diag = op.emitError()
+    InFlightDiagnostic diag = emitErrorAt(&op)
                               << "@" << name.getValue()
                               << " uses the dist runtime's reserved prefix "
                               << "'distrt_': expected ";
