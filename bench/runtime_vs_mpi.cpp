@@ -66,13 +66,16 @@ template <typename F> double timed(F &&f) {
 
 /// `key`: `value` with `decimals` digits after the point, as the table has
 /// it (llvm::json would print all 17 significant digits).
-void number(llvm::json::OStream &j, llvm::StringRef key, double value, int decimals) {
+void number(llvm::json::OStream &j, llvm::StringRef key, double value,
+            int decimals) {
   if (!std::isfinite(value)) {
     j.attribute(key, nullptr);
     return;
   }
   j.attributeBegin(key);
-  j.rawValue([&](llvm::raw_ostream &os) { os << llvm::format("%.*f", decimals, value); });
+  j.rawValue([&](llvm::raw_ostream &os) {
+    os << llvm::format("%.*f", decimals, value);
+  });
   j.attributeEnd();
 }
 
@@ -102,32 +105,40 @@ void writeJson(llvm::raw_ostream &os, const std::vector<Row> &rows, int ranks) {
 
 int main(int argc, char **argv) {
   llvm::cl::OptionCategory category("runtime_vs_mpi options");
-  llvm::cl::list<int> sizesOpt("sizes-mb", llvm::cl::desc("collective sizes in MB"),
-                               llvm::cl::CommaSeparated, llvm::cl::list_init<int>({1, 16, 64}),
-                               llvm::cl::cat(category));
-  llvm::cl::opt<int> repsOpt("reps", llvm::cl::desc("measured repeats of every path"),
+  llvm::cl::list<int> sizesOpt(
+      "sizes-mb", llvm::cl::desc("collective sizes in MB"),
+      llvm::cl::CommaSeparated, llvm::cl::list_init<int>({1, 16, 64}),
+      llvm::cl::cat(category));
+  llvm::cl::opt<int> repsOpt("reps",
+                             llvm::cl::desc("measured repeats of every path"),
                              llvm::cl::init(15), llvm::cl::cat(category));
   llvm::cl::opt<RawComm> rawCommOpt(
       "raw-comm", llvm::cl::desc("the communicator of the raw MPI calls"),
-      llvm::cl::values(clEnumValN(RawComm::Dup, "dup", "a duplicate of MPI_COMM_WORLD"),
-                       clEnumValN(RawComm::World, "world", "MPI_COMM_WORLD itself")),
+      llvm::cl::values(
+          clEnumValN(RawComm::Dup, "dup", "a duplicate of MPI_COMM_WORLD"),
+          clEnumValN(RawComm::World, "world", "MPI_COMM_WORLD itself")),
       llvm::cl::init(RawComm::Dup), llvm::cl::cat(category));
-  llvm::cl::opt<std::string> jsonOpt("json", llvm::cl::desc("write the rows to FILE as JSON"),
-                                     llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
+  llvm::cl::opt<std::string> jsonOpt(
+      "json", llvm::cl::desc("write the rows to FILE as JSON"),
+      llvm::cl::value_desc("FILE"), llvm::cl::cat(category));
   llvm::cl::HideUnrelatedOptions(category);
-  llvm::cl::ParseCommandLineOptions(argc, argv,
-                                    "The runtime's collectives against raw MPI on the same "
-                                    "buffers (bench/README.md)\n");
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "The runtime's collectives against raw MPI on the same "
+      "buffers (bench/README.md)\n");
   const int reps = repsOpt, warmup = 3;
   if (reps < 1 || llvm::any_of(sizesOpt, [](int mb) { return mb < 1; })) {
-    std::fprintf(stderr, "runtime_vs_mpi: --reps and every --sizes-mb must be at least 1\n");
+    std::fprintf(
+        stderr,
+        "runtime_vs_mpi: --reps and every --sizes-mb must be at least 1\n");
     return 2;
   }
   setenv("DIST_BACKEND", "mpi", 1);
   distrt_check(distrt_init(0));
   int rank = int(distrt_rank()), w = int(distrt_world_size());
   MPI_Comm rawComm = MPI_COMM_WORLD;
-  if (rawCommOpt == RawComm::Dup) MPI_Comm_dup(MPI_COMM_WORLD, &rawComm);
+  if (rawCommOpt == RawComm::Dup)
+    MPI_Comm_dup(MPI_COMM_WORLD, &rawComm);
   if (rank == 0)
     std::printf("%-15s %5s %9s %9s %7s %9s %9s %7s %8s %8s\n", "collective",
                 "MB", "MPI ms", "dist ms", "ratio", "MPI_I ms", "async ms",
@@ -144,18 +155,58 @@ int main(int argc, char **argv) {
         MPI_Request request = MPI_REQUEST_NULL;
         distrt_handle handle = 0;
         switch (variant * 3 + k) {
-        case 0: MPI_Allreduce(send.data(), recv.data(), int(full), MPI_FLOAT, MPI_SUM, rawComm); break;
-        case 1: MPI_Allgather(send.data(), int(part), MPI_FLOAT, recv.data(), int(part), MPI_FLOAT, rawComm); break;
-        case 2: MPI_Reduce_scatter_block(send.data(), recv.data(), int(part), MPI_FLOAT, MPI_SUM, rawComm); break;
-        case 3: distrt_check(distrt_all_reduce(0, send.data(), recv.data(), full, DISTRT_F32, DISTRT_SUM)); break;
-        case 4: distrt_check(distrt_all_gather(0, send.data(), part, recv.data(), part * w, DISTRT_F32)); break;
-        case 5: distrt_check(distrt_reduce_scatter(0, send.data(), part * w, recv.data(), part, DISTRT_F32, DISTRT_SUM)); break;
-        case 6: MPI_Iallreduce(send.data(), recv.data(), int(full), MPI_FLOAT, MPI_SUM, rawComm, &request); break;
-        case 7: MPI_Iallgather(send.data(), int(part), MPI_FLOAT, recv.data(), int(part), MPI_FLOAT, rawComm, &request); break;
-        case 8: MPI_Ireduce_scatter_block(send.data(), recv.data(), int(part), MPI_FLOAT, MPI_SUM, rawComm, &request); break;
-        case 9: distrt_check(distrt_all_reduce_async(0, send.data(), recv.data(), full, DISTRT_F32, DISTRT_SUM, &handle)); break;
-        case 10: distrt_check(distrt_all_gather_async(0, send.data(), part, recv.data(), part * w, DISTRT_F32, &handle)); break;
-        case 11: distrt_check(distrt_reduce_scatter_async(0, send.data(), part * w, recv.data(), part, DISTRT_F32, DISTRT_SUM, &handle)); break;
+        case 0:
+          MPI_Allreduce(send.data(), recv.data(), int(full), MPI_FLOAT, MPI_SUM,
+                        rawComm);
+          break;
+        case 1:
+          MPI_Allgather(send.data(), int(part), MPI_FLOAT, recv.data(),
+                        int(part), MPI_FLOAT, rawComm);
+          break;
+        case 2:
+          MPI_Reduce_scatter_block(send.data(), recv.data(), int(part),
+                                   MPI_FLOAT, MPI_SUM, rawComm);
+          break;
+        case 3:
+          distrt_check(distrt_all_reduce(0, send.data(), recv.data(), full,
+                                         DISTRT_F32, DISTRT_SUM));
+          break;
+        case 4:
+          distrt_check(distrt_all_gather(0, send.data(), part, recv.data(),
+                                         part * w, DISTRT_F32));
+          break;
+        case 5:
+          distrt_check(distrt_reduce_scatter(0, send.data(), part * w,
+                                             recv.data(), part, DISTRT_F32,
+                                             DISTRT_SUM));
+          break;
+        case 6:
+          MPI_Iallreduce(send.data(), recv.data(), int(full), MPI_FLOAT,
+                         MPI_SUM, rawComm, &request);
+          break;
+        case 7:
+          MPI_Iallgather(send.data(), int(part), MPI_FLOAT, recv.data(),
+                         int(part), MPI_FLOAT, rawComm, &request);
+          break;
+        case 8:
+          MPI_Ireduce_scatter_block(send.data(), recv.data(), int(part),
+                                    MPI_FLOAT, MPI_SUM, rawComm, &request);
+          break;
+        case 9:
+          distrt_check(distrt_all_reduce_async(0, send.data(), recv.data(),
+                                               full, DISTRT_F32, DISTRT_SUM,
+                                               &handle));
+          break;
+        case 10:
+          distrt_check(distrt_all_gather_async(0, send.data(), part,
+                                               recv.data(), part * w,
+                                               DISTRT_F32, &handle));
+          break;
+        case 11:
+          distrt_check(distrt_reduce_scatter_async(
+              0, send.data(), part * w, recv.data(), part, DISTRT_F32,
+              DISTRT_SUM, &handle));
+          break;
         }
         if (variant == 2)
           MPI_Wait(&request, MPI_STATUS_IGNORE);
@@ -179,9 +230,10 @@ int main(int argc, char **argv) {
       row.algbw = bytes / m[1] / 1e9;
       row.busbw = row.algbw * (k == 0 ? 2.0 * (w - 1) / w : double(w - 1) / w);
       if (rank == 0)
-        std::printf("%-15s %5d %9.3f %9.3f %7.3f %9.3f %9.3f %7.3f %8.2f %8.2f\n",
-                    kKinds[k], mb, m[0] * 1e3, m[1] * 1e3, m[1] / m[0],
-                    m[2] * 1e3, m[3] * 1e3, m[3] / m[2], row.algbw, row.busbw);
+        std::printf(
+            "%-15s %5d %9.3f %9.3f %7.3f %9.3f %9.3f %7.3f %8.2f %8.2f\n",
+            kKinds[k], mb, m[0] * 1e3, m[1] * 1e3, m[1] / m[0], m[2] * 1e3,
+            m[3] * 1e3, m[3] / m[2], row.algbw, row.busbw);
       rows.push_back(row);
     }
   }
@@ -199,13 +251,15 @@ int main(int argc, char **argv) {
         out.close();
       }
       if (error || out.has_error()) {
-        std::fprintf(stderr, "runtime_vs_mpi: cannot write '%s'\n", jsonOpt.c_str());
+        std::fprintf(stderr, "runtime_vs_mpi: cannot write '%s'\n",
+                     jsonOpt.c_str());
         out.clear_error();
         status = 1;
       }
     }
   }
-  if (rawComm != MPI_COMM_WORLD) MPI_Comm_free(&rawComm);
+  if (rawComm != MPI_COMM_WORLD)
+    MPI_Comm_free(&rawComm);
   distrt_check(distrt_finalize());
   return status;
 }

@@ -128,8 +128,9 @@ bool edits::mutateIntList(std::string &s, Rng &rng) {
     while (start > 0 && isWordChar(s[start - 1]))
       --start;
     std::string name = s.substr(start, key - start);
-    lists.push_back({i, close, name == "shape" || name == "axes" ||
-                                   name == "replicate_axes"});
+    lists.push_back(
+        {i, close,
+         name == "shape" || name == "axes" || name == "replicate_axes"});
   }
   if (lists.empty())
     return false;
@@ -144,9 +145,8 @@ bool edits::mutateIntList(std::string &s, Rng &rng) {
   std::string body = s.substr(list.open + 1, list.close - list.open - 1);
   for (size_t i = 0; i < body.size();) {
     size_t comma = body.find(',', i);
-    std::string item =
-        body.substr(i, comma == std::string::npos ? std::string::npos
-                                                  : comma - i);
+    std::string item = body.substr(
+        i, comma == std::string::npos ? std::string::npos : comma - i);
     item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
     if (!item.empty())
       v.push_back(item);
@@ -248,8 +248,8 @@ bool edits::mutateCollectiveAxis(std::string &s, Rng &rng) {
       if (eq >= s.size() || s[eq] != '=')
         continue;
       size_t v = skipSpaces(s, eq + 1), e = v;
-      while (e < s.size() && (std::isdigit(static_cast<unsigned char>(s[e])) ||
-                              s[e] == '-'))
+      while (e < s.size() &&
+             (std::isdigit(static_cast<unsigned char>(s[e])) || s[e] == '-'))
         ++e;
       if (e > v)
         values.push_back({v, e - v});
@@ -258,8 +258,8 @@ bool edits::mutateCollectiveAxis(std::string &s, Rng &rng) {
     return false;
   Span v = pickFrom(rng, values);
   std::string old = s.substr(v.pos, v.len);
-  std::string now = oneIn(rng, 2) ? std::to_string(below(rng, 4))
-                                  : mutateInt(rng, old, true);
+  std::string now =
+      oneIn(rng, 2) ? std::to_string(below(rng, 4)) : mutateInt(rng, old, true);
   if (now == old)
     return false;
   s.replace(v.pos, v.len, now);
@@ -313,8 +313,7 @@ bool edits::addPhase(std::string &s, Rng &rng) {
   }
   if (ends.empty())
     return false;
-  s.insert(pickFrom(rng, ends),
-           " phase = " + pickFrom(rng, kKeywordSets[2]));
+  s.insert(pickFrom(rng, ends), " phase = " + pickFrom(rng, kKeywordSets[2]));
   return true;
 }
 
@@ -336,8 +335,7 @@ bool edits::mutateLines(std::string &s, Rng &rng) {
     s.insert(starts[k], line);
     break;
   default: {
-    size_t endNext =
-        k + 2 < starts.size() ? starts[k + 2] : s.size();
+    size_t endNext = k + 2 < starts.size() ? starts[k + 2] : s.size();
     std::string next = s.substr(starts[k + 1], endNext - starts[k + 1]);
     if (next.empty() || next.back() != '\n')
       return false;
@@ -379,14 +377,20 @@ bool dist_fuzz::mutateOnce(std::string &text, std::mt19937_64 &rng) {
     Edit edit;
     unsigned weight;
   };
-  static const Weighted edits[] = {
-      {mutateTensorType, 5},   {mutateElementTypeEverywhere, 2},
-      {mutateIntList, 5},      {mutateAxesClause, 2},
-      {mutateCollectiveAxis, 2}, {mutateKeyword, 3},
-      {addPhase, 1},           {mutateCollectiveKind, 2},
-      {mutateTie, 4},          {mutateSymbolRef, 2},
-      {insertDeclaration, 1},  {insertOp, 2},
-      {mutateLines, 1},        {mutateIntLiteral, 1}};
+  static const Weighted edits[] = {{mutateTensorType, 5},
+                                   {mutateElementTypeEverywhere, 2},
+                                   {mutateIntList, 5},
+                                   {mutateAxesClause, 2},
+                                   {mutateCollectiveAxis, 2},
+                                   {mutateKeyword, 3},
+                                   {addPhase, 1},
+                                   {mutateCollectiveKind, 2},
+                                   {mutateTie, 4},
+                                   {mutateSymbolRef, 2},
+                                   {insertDeclaration, 1},
+                                   {insertOp, 2},
+                                   {mutateLines, 1},
+                                   {mutateIntLiteral, 1}};
   unsigned total = 0;
   for (const Weighted &w : edits)
     total += w.weight;

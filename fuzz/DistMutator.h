@@ -1,4 +1,5 @@
-//===- DistMutator.h - structure-aware mutations of dist modules -*- C++ -*-===//
+//===- DistMutator.h - structure-aware mutations of dist modules -*- C++
+//-*-===//
 //
 // Edits of a dist module's text at the level of its known tokens: tensor
 // shapes and element types, mesh extents, axes, collective kinds, reductions,

@@ -55,8 +55,7 @@ bool edits::mutateCollectiveKind(std::string &s, Rng &rng) {
         size_t fut = skipSpaces(s, arrow + 2);
         if (s.compare(fut, 13, "!dist.future<") == 0) {
           size_t inner = tensorEnd(s, fut + 13);
-          if (inner != std::string::npos && inner < s.size() &&
-              s[inner] == '>')
+          if (inner != std::string::npos && inner < s.size() && s[inner] == '>')
             end = inner + 1;
         }
       }
@@ -188,8 +187,8 @@ bool edits::mutateTie(std::string &s, Rng &rng) {
       sym = someSymbol(rng, params);
       break;
     }
-    std::string now = std::string(isParam ? "{dist.param = " : "{dist.grad = ") +
-                      sym + "}";
+    std::string now =
+        std::string(isParam ? "{dist.param = " : "{dist.grad = ") + sym + "}";
     if (now == old)
       return false;
     s.replace(tie.pos, tie.len, now);
@@ -331,8 +330,8 @@ bool edits::insertOp(std::string &s, Rng &rng) {
   case 1: {
     std::string R = scaleDim0(T, true);
     line = id + " = dist.all_gather " + arg.name + " on " + mesh +
-           " gather_axis = 0 : " + T + " -> !dist.future<" + R + ">\n  " +
-           id + "w = dist.wait " + id + " : !dist.future<" + R + ">";
+           " gather_axis = 0 : " + T + " -> !dist.future<" + R + ">\n  " + id +
+           "w = dist.wait " + id + " : !dist.future<" + R + ">";
     break;
   }
   case 2: {
@@ -346,8 +345,8 @@ bool edits::insertOp(std::string &s, Rng &rng) {
   case 3: {
     bool sharded = oneIn(rng, 2);
     line = id + " = dist.synchronize " + arg.name + " on " + mesh +
-           " kind = " + (sharded ? "fully_sharded" : "replicated") + " : " +
-           T + " -> " + (sharded ? scaleDim0(T, true) : T);
+           " kind = " + (sharded ? "fully_sharded" : "replicated") + " : " + T +
+           " -> " + (sharded ? scaleDim0(T, true) : T);
     break;
   }
   case 4:
@@ -355,8 +354,7 @@ bool edits::insertOp(std::string &s, Rng &rng) {
            " -> " + (oneIn(rng, 2) ? T : scaleDim0(T, false));
     break;
   case 5:
-    line = "dist.stash_grad_for_fsdp " + arg.name + " for " + param + " : " +
-           T;
+    line = "dist.stash_grad_for_fsdp " + arg.name + " for " + param + " : " + T;
     break;
   default:
     line = id + " = dist.take_stash " + param + " : " + T;

@@ -8,8 +8,8 @@ using namespace dist_fuzz;
 using namespace dist_fuzz::text;
 
 const std::vector<std::string> text::kElementTypes = {
-    "f32", "f64", "f16", "bf16", "i32", "i64", "i8", "i1", "index",
-    "complex<f32>", "ui32", "si64", "f8E4M3FN"};
+    "f32", "f64",   "f16",          "bf16", "i32",  "i64",     "i8",
+    "i1",  "index", "complex<f32>", "ui32", "si64", "f8E4M3FN"};
 const std::vector<std::string> text::kHugeInts = {
     "2147483648",          "4294967296",          "2305843009213693952",
     "4611686018427387904", "9223372036854775807", "9223372036854775808",

@@ -73,19 +73,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, config);
   if (!module)
     return 0;
-  runOn(*module, [](PassManager &pm) { pm.addPass(createCanonicalizerPass()); });
+  runOn(*module,
+        [](PassManager &pm) { pm.addPass(createCanonicalizerPass()); });
   runOn(*module, [](PassManager &pm) {
     pm.addPass(dist::createDistExpandSynchronizePass());
     pm.addPass(dist::createDistInsertGradSyncPass());
   });
-  runOn(*module, [](PassManager &pm) { pm.addPass(dist::createApplyNoSyncPass()); });
+  runOn(*module,
+        [](PassManager &pm) { pm.addPass(dist::createApplyNoSyncPass()); });
   runOn(*module, [](PassManager &pm) {
     dist::ApplyNoSyncPassOptions options;
     options.hsdpPartial = true;
     pm.addPass(dist::createApplyNoSyncPass(options));
   });
-  runOn(*module, [](PassManager &pm) { pm.addPass(dist::createDistSyncStepPass()); });
-  runOn(*module, [](PassManager &pm) { pm.addPass(dist::createDistExpandGradSyncPass()); });
+  runOn(*module,
+        [](PassManager &pm) { pm.addPass(dist::createDistSyncStepPass()); });
+  runOn(*module, [](PassManager &pm) {
+    pm.addPass(dist::createDistExpandGradSyncPass());
+  });
   runOn(*module, [](PassManager &pm) {
     dist::DistGradAccumulationPassOptions options;
     options.hsdpPartial = true;
@@ -124,8 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size,
-                                   size_t maxSize);
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 /// Three in four mutations edit the module's known tokens; the rest, and
 /// any edit that found nothing to change or would not fit, are libFuzzer's

@@ -46,13 +46,13 @@ TEST(RuntimeContract, SignaturesFollowTheCDeclarations) {
   Type i32 = IntegerType::get(&context, 32);
   Type i64 = IntegerType::get(&context, 64);
   // (group, send, recv, count, dtype, reduction, handle*) -> status
-  EXPECT_EQ(getRuntimeSignature(&context, "distrt_all_reduce_async"),
-            FunctionType::get(&context, {i64, ptr, ptr, i64, i32, i32, ptr},
-                              {i32}));
+  EXPECT_EQ(
+      getRuntimeSignature(&context, "distrt_all_reduce_async"),
+      FunctionType::get(&context, {i64, ptr, ptr, i64, i32, i32, ptr}, {i32}));
   // (group, send, send_count, recv, recv_count, dtype, handle*) -> status
-  EXPECT_EQ(getRuntimeSignature(&context, "distrt_all_gather_async"),
-            FunctionType::get(&context, {i64, ptr, i64, ptr, i64, i32, ptr},
-                              {i32}));
+  EXPECT_EQ(
+      getRuntimeSignature(&context, "distrt_all_gather_async"),
+      FunctionType::get(&context, {i64, ptr, i64, ptr, i64, i32, ptr}, {i32}));
   EXPECT_EQ(getRuntimeSignature(&context, "distrt_check"),
             FunctionType::get(&context, {i32}, {}));
   EXPECT_EQ(getRuntimeSignature(&context, "distrt_stash_bytes"),
@@ -68,26 +68,33 @@ TEST(RuntimeContract, RuntimeDtypesAreTheRuntimeTypes) {
   EXPECT_EQ(getRuntimeDtype(b.getBF16Type()), DISTRT_BF16);
   EXPECT_EQ(getRuntimeDtype(b.getI64Type()), DISTRT_I64);
   EXPECT_FALSE(getRuntimeDtype(b.getI16Type()));
-  EXPECT_FALSE(getRuntimeDtype(IntegerType::get(&context, 32,
-                                                IntegerType::Unsigned)));
+  EXPECT_FALSE(
+      getRuntimeDtype(IntegerType::get(&context, 32, IntegerType::Unsigned)));
   EXPECT_FALSE(getRuntimeDtype(b.getIndexType()));
 }
 
 TEST(CollectiveTraits, RowsNameTheirOps) {
-  EXPECT_EQ("dist." + getCollectiveTraits(AllGatherOp::kCollectiveKind).name.str(),
+  EXPECT_EQ("dist." +
+                getCollectiveTraits(AllGatherOp::kCollectiveKind).name.str(),
             AllGatherOp::getOperationName());
-  EXPECT_EQ("dist." + getCollectiveTraits(ReduceScatterOp::kCollectiveKind).name.str(),
-            ReduceScatterOp::getOperationName());
-  EXPECT_EQ("dist." + getCollectiveTraits(AllReduceOp::kCollectiveKind).name.str(),
+  EXPECT_EQ(
+      "dist." +
+          getCollectiveTraits(ReduceScatterOp::kCollectiveKind).name.str(),
+      ReduceScatterOp::getOperationName());
+  EXPECT_EQ("dist." +
+                getCollectiveTraits(AllReduceOp::kCollectiveKind).name.str(),
             AllReduceOp::getOperationName());
-  EXPECT_EQ(getCollectiveTraits(AllReduceOp::kCollectiveKind).kind, CollectiveKind::AllReduce);
+  EXPECT_EQ(getCollectiveTraits(AllReduceOp::kCollectiveKind).kind,
+            CollectiveKind::AllReduce);
 }
 
 TEST(CollectiveTraits, ShapesAndWireBytes) {
-  const CollectiveTraits &gather = getCollectiveTraits(CollectiveKind::AllGather);
+  const CollectiveTraits &gather =
+      getCollectiveTraits(CollectiveKind::AllGather);
   const CollectiveTraits &scatter =
       getCollectiveTraits(CollectiveKind::ReduceScatter);
-  const CollectiveTraits &reduce = getCollectiveTraits(CollectiveKind::AllReduce);
+  const CollectiveTraits &reduce =
+      getCollectiveTraits(CollectiveKind::AllReduce);
   EXPECT_EQ(gather.resultExtent(3, 4), 12);
   EXPECT_EQ(gather.resultExtent(int64_t(1) << 62, 4), std::nullopt);
   EXPECT_EQ(scatter.resultExtent(12, 4), 3);

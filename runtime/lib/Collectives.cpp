@@ -40,8 +40,8 @@ distrt_status checkSameCollective(Group &group, distrt_group groupId,
     h = (h ^ uint64_t(v)) * 1099511628211ull;
   int64_t mine = int64_t(h >> 1);
   int64_t buffer[2] = {mine, -mine};
-  CollectiveDesc check{DISTRT_KIND_ALL_REDUCE, buffer, buffer, 2, DISTRT_I64,
-                       DISTRT_MAX};
+  CollectiveDesc check{
+      DISTRT_KIND_ALL_REDUCE, buffer, buffer, 2, DISTRT_I64, DISTRT_MAX};
   std::string error;
   std::unique_ptr<Pending> pending = group.start(check, error);
   // Polled to its own deadline, without the lock: a SIGTERM meanwhile is
@@ -56,9 +56,9 @@ distrt_status checkSameCollective(Group &group, distrt_group groupId,
                 where + ": collective check failed: " + error);
   if (buffer[0] != mine || -buffer[1] != mine) {
     std::ostringstream os;
-    os << where << ": collective mismatch: this rank issues collective #"
-       << seq << " of the group as " << kindName(desc.kind) << " of "
-       << desc.count << " " << dtypeName(desc.dtype) << " elements per rank";
+    os << where << ": collective mismatch: this rank issues collective #" << seq
+       << " of the group as " << kindName(desc.kind) << " of " << desc.count
+       << " " << dtypeName(desc.dtype) << " elements per rank";
     if (desc.kind != DISTRT_KIND_ALL_GATHER)
       os << " (" << reductionName(desc.op) << ")";
     os << ", but another rank of the group issues a different collective, "
@@ -70,11 +70,10 @@ distrt_status checkSameCollective(Group &group, distrt_group groupId,
 
 } // namespace
 
-distrt_status startCollective(int kind, distrt_group groupId,
-                              const void *send, int64_t sendCount, void *recv,
-                              int64_t recvCount, distrt_dtype dtype,
-                              distrt_reduction op, distrt_handle *handle,
-                              bool blocking) {
+distrt_status startCollective(int kind, distrt_group groupId, const void *send,
+                              int64_t sendCount, void *recv, int64_t recvCount,
+                              distrt_dtype dtype, distrt_reduction op,
+                              distrt_handle *handle, bool blocking) {
   const char *what = kindName(kind);
   if (distrt_status s = requireInit(what))
     return s;
@@ -134,10 +133,10 @@ distrt_status startCollective(int kind, distrt_group groupId,
     return fail(DISTRT_ERR_INVALID,
                 where() + ": send and receive buffers overlap");
 
-  CollectiveDesc desc{kind, send, recv,
-                      kind == DISTRT_KIND_REDUCE_SCATTER ? recvCount
-                                                         : sendCount,
-                      dtype, op};
+  CollectiveDesc desc{
+      kind,  send,
+      recv,  kind == DISTRT_KIND_REDUCE_SCATTER ? recvCount : sendCount,
+      dtype, op};
   if (state->checkCollectives)
     if (distrt_status s =
             checkSameCollective(*group, groupId, desc, where(), lock))
@@ -148,8 +147,9 @@ distrt_status startCollective(int kind, distrt_group groupId,
     desc.op = DISTRT_SUM;
     divideBy = w;
   }
-  int64_t bytes = kind == DISTRT_KIND_ALL_REDUCE ? sendBytes
-                                                 : std::max(sendBytes, recvBytes);
+  int64_t bytes = kind == DISTRT_KIND_ALL_REDUCE
+                      ? sendBytes
+                      : std::max(sendBytes, recvBytes);
   Clock::time_point start = Clock::now();
   std::string error;
   if (blocking) {
@@ -168,15 +168,15 @@ distrt_status startCollective(int kind, distrt_group groupId,
     state->stats.bytes[kind] += bytes;
     state->stats.waits += 1;
     if (state->trace)
-      state->trace->add(kindName(kind), "host", op.traceStartUs,
-                        op.traceEndUs, bytes, groupId, w, dtypeName(dtype));
+      state->trace->add(kindName(kind), "host", op.traceStartUs, op.traceEndUs,
+                        bytes, groupId, w, dtypeName(dtype));
     return DISTRT_OK;
   }
   std::unique_ptr<Pending> pending = group->start(desc, error);
   if (!pending)
-    return fail(DISTRT_ERR_BACKEND,
-                where() + " of " + std::to_string(bytes) + " bytes " +
-                    dtypeName(dtype) + ": " + error);
+    return fail(DISTRT_ERR_BACKEND, where() + " of " + std::to_string(bytes) +
+                                        " bytes " + dtypeName(dtype) + ": " +
+                                        error);
   state->stats.calls[kind] += 1;
   state->stats.bytes[kind] += bytes;
   *handle = addPending(PendingOp{std::move(pending), desc, groupId, w, bytes,
@@ -227,10 +227,9 @@ void printStats() {
                "bytes peak %lld bytes\n",
                state->rank, (long long)s.calls[0], (long long)s.bytes[0],
                (long long)s.calls[1], (long long)s.bytes[1],
-               (long long)s.calls[2], (long long)s.bytes[2],
-               (long long)s.waits, (long long)s.stash_adds,
-               (long long)s.stash_takes, (long long)s.stash_bytes,
-               (long long)s.stash_peak_bytes);
+               (long long)s.calls[2], (long long)s.bytes[2], (long long)s.waits,
+               (long long)s.stash_adds, (long long)s.stash_takes,
+               (long long)s.stash_bytes, (long long)s.stash_peak_bytes);
 }
 
 } // namespace distrt

@@ -8,11 +8,17 @@ namespace distrt {
 
 template <typename T> static T apply(T a, T b, distrt_reduction op) {
   switch (op) {
-  case DISTRT_SUM: case DISTRT_AVG: return a + b;
-  case DISTRT_MAX: return std::max(a, b);
-  case DISTRT_MIN: return std::min(a, b);
-  case DISTRT_PROD: return a * b;
-  case DISTRT_REDUCTION_MAX_ENUM: break;
+  case DISTRT_SUM:
+  case DISTRT_AVG:
+    return a + b;
+  case DISTRT_MAX:
+    return std::max(a, b);
+  case DISTRT_MIN:
+    return std::min(a, b);
+  case DISTRT_PROD:
+    return a * b;
+  case DISTRT_REDUCTION_MAX_ENUM:
+    break;
   }
   return a;
 }
@@ -38,13 +44,20 @@ static void combine16(void *dst, const void *src, int64_t n,
 void combine(void *dst, const void *src, int64_t count, distrt_dtype dtype,
              distrt_reduction op) {
   switch (dtype) {
-  case DISTRT_F32: return combineTyped<float>(dst, src, count, op);
-  case DISTRT_F64: return combineTyped<double>(dst, src, count, op);
-  case DISTRT_I32: return combineTyped<int32_t>(dst, src, count, op);
-  case DISTRT_I64: return combineTyped<int64_t>(dst, src, count, op);
-  case DISTRT_F16: return combine16<halfToFloat, floatToHalf>(dst, src, count, op);
-  case DISTRT_BF16: return combine16<bf16ToFloat, floatToBf16>(dst, src, count, op);
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+    return combineTyped<float>(dst, src, count, op);
+  case DISTRT_F64:
+    return combineTyped<double>(dst, src, count, op);
+  case DISTRT_I32:
+    return combineTyped<int32_t>(dst, src, count, op);
+  case DISTRT_I64:
+    return combineTyped<int64_t>(dst, src, count, op);
+  case DISTRT_F16:
+    return combine16<halfToFloat, floatToHalf>(dst, src, count, op);
+  case DISTRT_BF16:
+    return combine16<bf16ToFloat, floatToBf16>(dst, src, count, op);
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
 }
 
@@ -65,13 +78,20 @@ static void divide16(void *data, int64_t n, int64_t divisor) {
 void divideInPlace(void *data, int64_t count, distrt_dtype dtype,
                    int64_t divisor) {
   switch (dtype) {
-  case DISTRT_F32: return divideTyped<float>(data, count, divisor);
-  case DISTRT_F64: return divideTyped<double>(data, count, divisor);
-  case DISTRT_I32: return divideTyped<int32_t>(data, count, divisor);
-  case DISTRT_I64: return divideTyped<int64_t>(data, count, divisor);
-  case DISTRT_F16: return divide16<halfToFloat, floatToHalf>(data, count, divisor);
-  case DISTRT_BF16: return divide16<bf16ToFloat, floatToBf16>(data, count, divisor);
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+    return divideTyped<float>(data, count, divisor);
+  case DISTRT_F64:
+    return divideTyped<double>(data, count, divisor);
+  case DISTRT_I32:
+    return divideTyped<int32_t>(data, count, divisor);
+  case DISTRT_I64:
+    return divideTyped<int64_t>(data, count, divisor);
+  case DISTRT_F16:
+    return divide16<halfToFloat, floatToHalf>(data, count, divisor);
+  case DISTRT_BF16:
+    return divide16<bf16ToFloat, floatToBf16>(data, count, divisor);
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
 }
 

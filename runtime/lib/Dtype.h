@@ -12,40 +12,62 @@
 
 namespace distrt {
 
-inline bool isValidDtype(int dtype) { return dtype >= 0 && dtype <= DISTRT_I64; }
+inline bool isValidDtype(int dtype) {
+  return dtype >= 0 && dtype <= DISTRT_I64;
+}
 inline bool isValidReduction(int op) { return op >= 0 && op <= DISTRT_PROD; }
 
 inline size_t dtypeSize(distrt_dtype dtype) {
   switch (dtype) {
-  case DISTRT_F32: case DISTRT_I32: return 4;
-  case DISTRT_F64: case DISTRT_I64: return 8;
-  case DISTRT_F16: case DISTRT_BF16: return 2;
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+  case DISTRT_I32:
+    return 4;
+  case DISTRT_F64:
+  case DISTRT_I64:
+    return 8;
+  case DISTRT_F16:
+  case DISTRT_BF16:
+    return 2;
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
   return 0;
 }
 
 inline const char *dtypeName(distrt_dtype dtype) {
   switch (dtype) {
-  case DISTRT_F32: return "f32";
-  case DISTRT_F64: return "f64";
-  case DISTRT_F16: return "f16";
-  case DISTRT_BF16: return "bf16";
-  case DISTRT_I32: return "i32";
-  case DISTRT_I64: return "i64";
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+    return "f32";
+  case DISTRT_F64:
+    return "f64";
+  case DISTRT_F16:
+    return "f16";
+  case DISTRT_BF16:
+    return "bf16";
+  case DISTRT_I32:
+    return "i32";
+  case DISTRT_I64:
+    return "i64";
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
   return "?";
 }
 
 inline const char *reductionName(distrt_reduction op) {
   switch (op) {
-  case DISTRT_SUM: return "sum";
-  case DISTRT_AVG: return "avg";
-  case DISTRT_MAX: return "max";
-  case DISTRT_MIN: return "min";
-  case DISTRT_PROD: return "prod";
-  case DISTRT_REDUCTION_MAX_ENUM: break;
+  case DISTRT_SUM:
+    return "sum";
+  case DISTRT_AVG:
+    return "avg";
+  case DISTRT_MAX:
+    return "max";
+  case DISTRT_MIN:
+    return "min";
+  case DISTRT_PROD:
+    return "prod";
+  case DISTRT_REDUCTION_MAX_ENUM:
+    break;
   }
   return "?";
 }

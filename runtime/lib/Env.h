@@ -17,12 +17,12 @@ namespace distrt {
 
 /// The settings, defaults where a variable is unset or empty.
 struct Environment {
-  std::string backend = "auto";      // DIST_BACKEND: auto, mpi, nccl, self
+  std::string backend = "auto";       // DIST_BACKEND: auto, mpi, nccl, self
   int64_t watchdogTimeoutMs = 600000; // DIST_WATCHDOG_TIMEOUT_MS
-  bool checkCollectives = false;     // DIST_CHECK_COLLECTIVES
-  bool stats = false;                // DIST_STATS
-  std::string trace;                 // DIST_TRACE: "" for none
-  std::string ncclPlugin;            // DIST_NCCL_PLUGIN: "" for the default
+  bool checkCollectives = false;      // DIST_CHECK_COLLECTIVES
+  bool stats = false;                 // DIST_STATS
+  std::string trace;                  // DIST_TRACE: "" for none
+  std::string ncclPlugin;             // DIST_NCCL_PLUGIN: "" for the default
 };
 
 /// Maps a variable name to its value, or null when it is unset.

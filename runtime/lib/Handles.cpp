@@ -27,10 +27,9 @@ void complete(PendingOp &op) {
 }
 
 static distrt_status unknownHandle(const char *what, distrt_handle handle) {
-  return fail(DISTRT_ERR_INVALID,
-              std::string(what) + ": unknown handle " +
-                  std::to_string(handle) +
-                  " (never issued, or already waited on)");
+  return fail(DISTRT_ERR_INVALID, std::string(what) + ": unknown handle " +
+                                      std::to_string(handle) +
+                                      " (never issued, or already waited on)");
 }
 
 distrt_status testHandle(distrt_handle handle, int32_t *done) {

@@ -28,22 +28,30 @@ template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float),
           distrt_reduction Op>
 void reduce16(void *in, void *inout, int *len, MPI_Datatype *) {
   // MPI hands us inout = in (op) inout; combine computes dst (op) src.
-  combine(inout, in, *len,
-          ToFloat == halfToFloat ? DISTRT_F16 : DISTRT_BF16, Op);
+  combine(inout, in, *len, ToFloat == halfToFloat ? DISTRT_F16 : DISTRT_BF16,
+          Op);
 }
 
 /// User-defined reductions for the two 16-bit float formats.
 struct HalfOps {
   MPI_Op ops[2][5] = {};
   void create() {
-    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_SUM>, 1, &ops[0][DISTRT_SUM]);
-    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_MAX>, 1, &ops[0][DISTRT_MAX]);
-    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_MIN>, 1, &ops[0][DISTRT_MIN]);
-    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_PROD>, 1, &ops[0][DISTRT_PROD]);
-    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_SUM>, 1, &ops[1][DISTRT_SUM]);
-    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_MAX>, 1, &ops[1][DISTRT_MAX]);
-    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_MIN>, 1, &ops[1][DISTRT_MIN]);
-    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_PROD>, 1, &ops[1][DISTRT_PROD]);
+    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_SUM>, 1,
+                  &ops[0][DISTRT_SUM]);
+    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_MAX>, 1,
+                  &ops[0][DISTRT_MAX]);
+    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_MIN>, 1,
+                  &ops[0][DISTRT_MIN]);
+    MPI_Op_create(&reduce16<halfToFloat, floatToHalf, DISTRT_PROD>, 1,
+                  &ops[0][DISTRT_PROD]);
+    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_SUM>, 1,
+                  &ops[1][DISTRT_SUM]);
+    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_MAX>, 1,
+                  &ops[1][DISTRT_MAX]);
+    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_MIN>, 1,
+                  &ops[1][DISTRT_MIN]);
+    MPI_Op_create(&reduce16<bf16ToFloat, floatToBf16, DISTRT_PROD>, 1,
+                  &ops[1][DISTRT_PROD]);
   }
   void free() {
     for (auto &format : ops)
@@ -55,12 +63,19 @@ struct HalfOps {
 
 MPI_Datatype mpiType(distrt_dtype dtype) {
   switch (dtype) {
-  case DISTRT_F32: return MPI_FLOAT;
-  case DISTRT_F64: return MPI_DOUBLE;
-  case DISTRT_I32: return MPI_INT32_T;
-  case DISTRT_I64: return MPI_INT64_T;
-  case DISTRT_F16: case DISTRT_BF16: return MPI_UINT16_T;
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+    return MPI_FLOAT;
+  case DISTRT_F64:
+    return MPI_DOUBLE;
+  case DISTRT_I32:
+    return MPI_INT32_T;
+  case DISTRT_I64:
+    return MPI_INT64_T;
+  case DISTRT_F16:
+  case DISTRT_BF16:
+    return MPI_UINT16_T;
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -130,8 +145,8 @@ public:
     int rc = MPI_SUCCESS;
     switch (desc.kind) {
     case DISTRT_KIND_ALL_GATHER:
-      rc = MPI_Iallgather(desc.send, count, type, desc.recv, count, type,
-                          comm_, &request);
+      rc = MPI_Iallgather(desc.send, count, type, desc.recv, count, type, comm_,
+                          &request);
       break;
     case DISTRT_KIND_REDUCE_SCATTER:
       rc = MPI_Ireduce_scatter_block(desc.send, desc.recv, count, type, op,
@@ -161,8 +176,7 @@ public:
     int rc = MPI_SUCCESS;
     switch (desc.kind) {
     case DISTRT_KIND_ALL_GATHER:
-      rc = MPI_Allgather(desc.send, count, type, desc.recv, count, type,
-                         comm_);
+      rc = MPI_Allgather(desc.send, count, type, desc.recv, count, type, comm_);
       break;
     case DISTRT_KIND_REDUCE_SCATTER:
       rc = MPI_Reduce_scatter_block(desc.send, desc.recv, count, type, op,
@@ -198,10 +212,14 @@ private:
     if (dtype == DISTRT_F16 || dtype == DISTRT_BF16)
       return halfOps_.ops[dtype == DISTRT_BF16][op];
     switch (op) {
-    case DISTRT_MAX: return MPI_MAX;
-    case DISTRT_MIN: return MPI_MIN;
-    case DISTRT_PROD: return MPI_PROD;
-    default: return MPI_SUM;
+    case DISTRT_MAX:
+      return MPI_MAX;
+    case DISTRT_MIN:
+      return MPI_MIN;
+    case DISTRT_PROD:
+      return MPI_PROD;
+    default:
+      return MPI_SUM;
     }
   }
 
@@ -240,8 +258,8 @@ public:
       MPI_Comm_free(&node);
     }
     if (rc != MPI_SUCCESS)
-      error = "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed: " +
-              mpiError(rc);
+      error =
+          "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed: " + mpiError(rc);
     return rc == MPI_SUCCESS;
   }
   std::unique_ptr<Pending> startWorldBarrier(std::string &error) override {
@@ -275,8 +293,8 @@ private:
 } // namespace
 
 bool launchedByMpi() {
-  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-                          "MPI_LOCALNRANKS"})
+  for (const char *var :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(var))
       return true;
   int initialized = 0;

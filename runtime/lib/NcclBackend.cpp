@@ -32,25 +32,38 @@ std::string ncclMessage(const char *call, ncclResult_t rc) {
 
 ncclDataType_t ncclType(distrt_dtype dtype) {
   switch (dtype) {
-  case DISTRT_F32: return ncclFloat32;
-  case DISTRT_F64: return ncclFloat64;
-  case DISTRT_F16: return ncclFloat16;
-  case DISTRT_BF16: return ncclBfloat16;
-  case DISTRT_I32: return ncclInt32;
-  case DISTRT_I64: return ncclInt64;
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+    return ncclFloat32;
+  case DISTRT_F64:
+    return ncclFloat64;
+  case DISTRT_F16:
+    return ncclFloat16;
+  case DISTRT_BF16:
+    return ncclBfloat16;
+  case DISTRT_I32:
+    return ncclInt32;
+  case DISTRT_I64:
+    return ncclInt64;
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
   return ncclFloat32;
 }
 
 ncclRedOp_t ncclOp(distrt_reduction op) {
   switch (op) {
-  case DISTRT_SUM: return ncclSum;
-  case DISTRT_AVG: return ncclAvg;
-  case DISTRT_MAX: return ncclMax;
-  case DISTRT_MIN: return ncclMin;
-  case DISTRT_PROD: return ncclProd;
-  case DISTRT_REDUCTION_MAX_ENUM: break;
+  case DISTRT_SUM:
+    return ncclSum;
+  case DISTRT_AVG:
+    return ncclAvg;
+  case DISTRT_MAX:
+    return ncclMax;
+  case DISTRT_MIN:
+    return ncclMin;
+  case DISTRT_PROD:
+    return ncclProd;
+  case DISTRT_REDUCTION_MAX_ENUM:
+    break;
   }
   return ncclSum;
 }
@@ -130,9 +143,8 @@ public:
                          comm_, stream_);
       break;
     case DISTRT_KIND_REDUCE_SCATTER:
-      rc = ncclReduceScatter(desc.send, desc.recv, count,
-                             ncclType(desc.dtype), ncclOp(desc.op), comm_,
-                             stream_);
+      rc = ncclReduceScatter(desc.send, desc.recv, count, ncclType(desc.dtype),
+                             ncclOp(desc.op), comm_, stream_);
       break;
     case DISTRT_KIND_ALL_REDUCE:
       rc = ncclAllReduce(desc.send, desc.recv, count, ncclType(desc.dtype),
@@ -243,8 +255,7 @@ private:
 } // namespace distrt
 
 extern "C" __attribute__((visibility("default"))) distrt::Backend *
-distrt_nccl_create(const distrt::NcclBootstrap *bootstrap,
-                   std::string *error) {
+distrt_nccl_create(const distrt::NcclBootstrap *bootstrap, std::string *error) {
   auto backend = std::make_unique<distrt::NcclBackend>(*bootstrap);
   if (!backend->init(*error))
     return nullptr;

@@ -87,10 +87,9 @@ distrt_status distrt_all_gather_async(distrt_group group, const void *send,
                          /*blocking=*/false);
 }
 
-distrt_status distrt_reduce_scatter_async(distrt_group group,
-                                          const void *send, int64_t sendCount,
-                                          void *recv, int64_t recvCount,
-                                          distrt_dtype dtype,
+distrt_status distrt_reduce_scatter_async(distrt_group group, const void *send,
+                                          int64_t sendCount, void *recv,
+                                          int64_t recvCount, distrt_dtype dtype,
                                           distrt_reduction op,
                                           distrt_handle *handle) {
   return startCollective(DISTRT_KIND_REDUCE_SCATTER, group, send, sendCount,

@@ -29,10 +29,10 @@ distrt_status checkStashArgs(const char *what, const char *param,
                     "': invalid dtype, count or null buffer");
   int64_t bytes;
   if (__builtin_mul_overflow(count, int64_t(dtypeSize(dtype)), &bytes))
-    return fail(DISTRT_ERR_INVALID,
-                std::string(what) + " of '" + param + "': " +
-                    std::to_string(count) + " " + dtypeName(dtype) +
-                    " elements overflow int64 bytes");
+    return fail(DISTRT_ERR_INVALID, std::string(what) + " of '" + param +
+                                        "': " + std::to_string(count) + " " +
+                                        dtypeName(dtype) +
+                                        " elements overflow int64 bytes");
   return DISTRT_OK;
 }
 
@@ -82,8 +82,8 @@ distrt_status stashAdd(const char *param, const void *data, int64_t count,
     state->stash.emplace(param, std::move(entry));
     updateStashBytes(bytes);
   } else {
-    if (distrt_status s = checkStashShape("distrt_stash_add", param,
-                                          it->second, count, dtype))
+    if (distrt_status s = checkStashShape("distrt_stash_add", param, it->second,
+                                          count, dtype))
       return s;
     combine(it->second.data.data(), data, count, dtype, DISTRT_SUM);
   }
@@ -104,8 +104,8 @@ distrt_status stashRead(const char *param, void *out, int64_t count,
     copyOut(out, nullptr, count * dtypeSize(dtype));
     return DISTRT_OK;
   }
-  if (distrt_status s = checkStashShape("distrt_stash_read", param,
-                                        it->second, count, dtype))
+  if (distrt_status s =
+          checkStashShape("distrt_stash_read", param, it->second, count, dtype))
     return s;
   copyOut(out, it->second.data.data(), it->second.data.size());
   return DISTRT_OK;
@@ -123,8 +123,8 @@ distrt_status stashTake(const char *param, void *out, int64_t count,
     copyOut(out, nullptr, count * dtypeSize(dtype));
     return DISTRT_OK;
   }
-  if (distrt_status s = checkStashShape("distrt_stash_take", param,
-                                        it->second, count, dtype))
+  if (distrt_status s =
+          checkStashShape("distrt_stash_take", param, it->second, count, dtype))
     return s;
   copyOut(out, it->second.data.data(), it->second.data.size());
   updateStashBytes(-int64_t(it->second.data.size()));

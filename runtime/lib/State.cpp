@@ -54,9 +54,9 @@ const std::string &lastError() { return lastErrorMessage; }
 
 distrt_status requireInit(const char *what) {
   if (!state)
-    return fail(DISTRT_ERR_STATE,
-                std::string(what) + ": the runtime is not initialized "
-                                    "(call distrt_init first)");
+    return fail(DISTRT_ERR_STATE, std::string(what) +
+                                      ": the runtime is not initialized "
+                                      "(call distrt_init first)");
   return DISTRT_OK;
 }
 
@@ -66,9 +66,12 @@ double sinceEpochUs(Clock::time_point t) {
 
 const char *kindName(int kind) {
   switch (kind) {
-  case DISTRT_KIND_ALL_GATHER: return "all_gather";
-  case DISTRT_KIND_REDUCE_SCATTER: return "reduce_scatter";
-  case DISTRT_KIND_ALL_REDUCE: return "all_reduce";
+  case DISTRT_KIND_ALL_GATHER:
+    return "all_gather";
+  case DISTRT_KIND_REDUCE_SCATTER:
+    return "reduce_scatter";
+  case DISTRT_KIND_ALL_REDUCE:
+    return "all_reduce";
   }
   return "?";
 }
@@ -155,11 +158,11 @@ distrt_status finalize() {
   {
     std::lock_guard<std::mutex> lock(state->mutex);
     if (!state->pending.empty())
-      status = fail(DISTRT_ERR_STATE,
-                    "distrt_finalize: " +
-                        std::to_string(state->pending.size()) +
-                        " collective(s) were never waited on, the first: " +
-                        describeOp(state->pending.begin()->second));
+      status =
+          fail(DISTRT_ERR_STATE,
+               "distrt_finalize: " + std::to_string(state->pending.size()) +
+                   " collective(s) were never waited on, the first: " +
+                   describeOp(state->pending.begin()->second));
   }
   if (state->printStats)
     printStats();

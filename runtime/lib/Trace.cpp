@@ -43,8 +43,8 @@ std::string Trace::pathFor(const std::string &pattern, int rank,
 void Trace::add(const char *name, const char *thread, double startUs,
                 double endUs, int64_t bytes, int64_t group, int groupSize,
                 const char *dtype) {
-  events_.push_back({name, thread, dtype, startUs, endUs, bytes, group,
-                     groupSize});
+  events_.push_back(
+      {name, thread, dtype, startUs, endUs, bytes, group, groupSize});
 }
 
 bool Trace::write(std::string &error) {

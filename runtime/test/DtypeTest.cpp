@@ -42,7 +42,7 @@ double roundTo(double x, Format f) {
   if (x == 0 || std::isinf(x))
     return x;
   int e;
-  std::frexp(std::fabs(x), &e); // |x| in [2^(e-1), 2^e)
+  std::frexp(std::fabs(x), &e);               // |x| in [2^(e-1), 2^e)
   int exponent = std::max(e - 1, 1 - f.bias); // subnormals share the ulp
   double ulp = std::ldexp(1.0, exponent - f.mantissaBits);
   double rounded = std::nearbyint(std::fabs(x) / ulp) * ulp;
@@ -87,22 +87,22 @@ TEST(Dtype, EveryBf16WidensExactly) {
 }
 
 TEST(Dtype, FloatToHalfRoundsToNearestEven) {
-  EXPECT_EQ(floatToHalf(1.0f + 0x1p-11f), 0x3c00);        // tie, down to even
-  EXPECT_EQ(floatToHalf(1.0f + 3 * 0x1p-11f), 0x3c02);    // tie, up to even
+  EXPECT_EQ(floatToHalf(1.0f + 0x1p-11f), 0x3c00);     // tie, down to even
+  EXPECT_EQ(floatToHalf(1.0f + 3 * 0x1p-11f), 0x3c02); // tie, up to even
   EXPECT_EQ(floatToHalf(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);
-  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);               // largest
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff); // largest
   EXPECT_EQ(floatToHalf(65519.99f), 0x7bff);
-  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);               // tie to infinity
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00); // tie to infinity
   EXPECT_EQ(floatToHalf(-1e10f), 0xfc00);
-  EXPECT_EQ(floatToHalf(0x1p-24f), 0x0001);               // smallest subnormal
-  EXPECT_EQ(floatToHalf(0x1p-25f), 0x0000);               // tie, down to 0
-  EXPECT_EQ(floatToHalf(3 * 0x1p-25f), 0x0002);           // tie, up to even
+  EXPECT_EQ(floatToHalf(0x1p-24f), 0x0001);     // smallest subnormal
+  EXPECT_EQ(floatToHalf(0x1p-25f), 0x0000);     // tie, down to 0
+  EXPECT_EQ(floatToHalf(3 * 0x1p-25f), 0x0002); // tie, up to even
   EXPECT_EQ(floatToHalf(-0.0f), 0x8000);
 }
 
 TEST(Dtype, FloatToBf16RoundsToNearestEven) {
-  EXPECT_EQ(floatToBf16(1.0f + 0x1p-8f), 0x3f80);         // tie, down to even
-  EXPECT_EQ(floatToBf16(1.0f + 3 * 0x1p-8f), 0x3f82);     // tie, up to even
+  EXPECT_EQ(floatToBf16(1.0f + 0x1p-8f), 0x3f80);     // tie, down to even
+  EXPECT_EQ(floatToBf16(1.0f + 3 * 0x1p-8f), 0x3f82); // tie, up to even
   EXPECT_EQ(floatToBf16(floatFromBits(0x7f7fffffu)), 0x7f80); // to infinity
   EXPECT_EQ(floatToBf16(-0.0f), 0x8000);
 }

@@ -34,13 +34,12 @@ std::string readError(const Vars &vars) {
 }
 
 TEST(Env, DefaultsWhenUnsetOrEmpty) {
-  for (const Vars &vars :
-       {Vars{}, Vars{{"DIST_BACKEND", ""},
-                     {"DIST_WATCHDOG_TIMEOUT_MS", ""},
-                     {"DIST_CHECK_COLLECTIVES", ""},
-                     {"DIST_STATS", ""},
-                     {"DIST_TRACE", ""},
-                     {"DIST_NCCL_PLUGIN", ""}}}) {
+  for (const Vars &vars : {Vars{}, Vars{{"DIST_BACKEND", ""},
+                                        {"DIST_WATCHDOG_TIMEOUT_MS", ""},
+                                        {"DIST_CHECK_COLLECTIVES", ""},
+                                        {"DIST_STATS", ""},
+                                        {"DIST_TRACE", ""},
+                                        {"DIST_NCCL_PLUGIN", ""}}}) {
     Environment env = read(vars);
     EXPECT_EQ(env.backend, "auto");
     EXPECT_EQ(env.watchdogTimeoutMs, 600000);
@@ -84,8 +83,8 @@ TEST(Env, TimeoutIsAPositiveInt64) {
                 accepted);
   EXPECT_EQ(readError({{"DIST_WATCHDOG_TIMEOUT_MS", "soon"}}),
             "invalid DIST_WATCHDOG_TIMEOUT_MS 'soon'" + accepted);
-  for (const char *bad : {"0", "-5", "+5", " 5", "5ms", "1e3", "2.5",
-                          "99999999999999999999"})
+  for (const char *bad :
+       {"0", "-5", "+5", " 5", "5ms", "1e3", "2.5", "99999999999999999999"})
     EXPECT_NE(readError({{"DIST_WATCHDOG_TIMEOUT_MS", bad}}), "") << bad;
 }
 

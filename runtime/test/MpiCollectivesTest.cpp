@@ -41,13 +41,15 @@ TEST(Mpi, AllReduceEveryDtypeAndReduction) {
       for (int64_t i = 0; i < n; ++i)
         store(send.data(), i, t, input(rank(), i, op));
       ASSERT_EQ(distrt_all_reduce(0, send.data(), recv.data(), n, t, op),
-                DISTRT_OK) << distrt_last_error();
+                DISTRT_OK)
+          << distrt_last_error();
       for (int64_t i = 0; i < n; ++i)
         ASSERT_EQ(load(recv.data(), i, t), reduced(world(), i, op, t))
             << "dtype " << t << " op " << op << " element " << i;
       // In place.
       ASSERT_EQ(distrt_all_reduce(0, send.data(), send.data(), n, t, op),
-                DISTRT_OK) << distrt_last_error();
+                DISTRT_OK)
+          << distrt_last_error();
       for (int64_t i = 0; i < n; ++i)
         ASSERT_EQ(load(send.data(), i, t), reduced(world(), i, op, t));
     }
@@ -61,9 +63,10 @@ TEST(Mpi, ReduceScatterEveryDtypeAndReduction) {
       Bytes send(n * sizeOf(t)), recv(block * sizeOf(t));
       for (int64_t i = 0; i < n; ++i)
         store(send.data(), i, t, input(rank(), i, op));
-      ASSERT_EQ(distrt_reduce_scatter(0, send.data(), n, recv.data(), block, t,
-                                      op),
-                DISTRT_OK) << distrt_last_error();
+      ASSERT_EQ(
+          distrt_reduce_scatter(0, send.data(), n, recv.data(), block, t, op),
+          DISTRT_OK)
+          << distrt_last_error();
       for (int64_t i = 0; i < block; ++i)
         ASSERT_EQ(load(recv.data(), i, t),
                   reduced(world(), rank() * block + i, op, t))
@@ -78,7 +81,8 @@ TEST(Mpi, AllGatherEveryDtype) {
     for (int64_t i = 0; i < n; ++i)
       store(send.data(), i, t, input(rank(), i, DISTRT_SUM));
     ASSERT_EQ(distrt_all_gather(0, send.data(), n, recv.data(), n * world(), t),
-              DISTRT_OK) << distrt_last_error();
+              DISTRT_OK)
+        << distrt_last_error();
     for (int r = 0; r < world(); ++r)
       for (int64_t i = 0; i < n; ++i)
         ASSERT_EQ(load(recv.data(), r * n + i, t), input(r, i, DISTRT_SUM))
@@ -149,9 +153,9 @@ TEST(Mpi, SubgroupsAlongMeshAxes) {
             DISTRT_OK);
   int64_t half = world() / 2, first = (rank() / half) * half;
   EXPECT_EQ(node, half * first + half * (half - 1) / 2);
-  ASSERT_EQ(distrt_all_reduce(replicate, &node, &total, 1, DISTRT_I64,
-                              DISTRT_SUM),
-            DISTRT_OK);
+  ASSERT_EQ(
+      distrt_all_reduce(replicate, &node, &total, 1, DISTRT_I64, DISTRT_SUM),
+      DISTRT_OK);
   EXPECT_EQ(total, int64_t(world()) * (world() - 1) / 2);
 
   // Reduce-scatter inside the node: rank i of the node gets block i.
@@ -224,7 +228,8 @@ TEST(Mpi, RandomWindowsNeitherLoseNorDoubleGradients) {
       for (int r = 0; r < world(); ++r)
         for (int step = 0; step < k; ++step)
           expected += (r + 1) * (step + 1) + i + window;
-      ASSERT_EQ(synced[i], float(expected)) << "window " << window << " K " << k;
+      ASSERT_EQ(synced[i], float(expected))
+          << "window " << window << " K " << k;
     }
   }
 }
@@ -232,8 +237,9 @@ TEST(Mpi, RandomWindowsNeitherLoseNorDoubleGradients) {
 TEST(Mpi, StatsCountOneRoundPerCall) {
   distrt_reset_stats();
   std::vector<float> a(256, 1), b(256), c(256 * world());
-  ASSERT_EQ(distrt_all_reduce(0, a.data(), b.data(), 256, DISTRT_F32, DISTRT_SUM),
-            DISTRT_OK);
+  ASSERT_EQ(
+      distrt_all_reduce(0, a.data(), b.data(), 256, DISTRT_F32, DISTRT_SUM),
+      DISTRT_OK);
   ASSERT_EQ(distrt_all_gather(0, a.data(), 256, c.data(), c.size(), DISTRT_F32),
             DISTRT_OK);
   ASSERT_EQ(distrt_reduce_scatter(0, c.data(), c.size(), a.data(), 256,

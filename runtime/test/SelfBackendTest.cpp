@@ -43,17 +43,20 @@ TEST_F(SelfRuntime, EveryCollectiveCopiesOverOneRank) {
       for (int64_t i = 0; i < n; ++i)
         store(send.data(), i, t, input(0, i, op));
       ASSERT_EQ(distrt_all_reduce(0, send.data(), recv.data(), n, t, op),
-                DISTRT_OK) << distrt_last_error();
+                DISTRT_OK)
+          << distrt_last_error();
       for (int64_t i = 0; i < n; ++i)
         EXPECT_EQ(load(recv.data(), i, t), reduced(1, i, op, t));
       std::fill(recv.begin(), recv.end(), 0);
       ASSERT_EQ(distrt_reduce_scatter(0, send.data(), n, recv.data(), n, t, op),
-                DISTRT_OK) << distrt_last_error();
+                DISTRT_OK)
+          << distrt_last_error();
       for (int64_t i = 0; i < n; ++i)
         EXPECT_EQ(load(recv.data(), i, t), reduced(1, i, op, t));
       std::fill(recv.begin(), recv.end(), 0);
       ASSERT_EQ(distrt_all_gather(0, send.data(), n, recv.data(), n, t),
-                DISTRT_OK) << distrt_last_error();
+                DISTRT_OK)
+          << distrt_last_error();
       for (int64_t i = 0; i < n; ++i)
         EXPECT_EQ(load(recv.data(), i, t), input(0, i, op));
     }
@@ -177,9 +180,11 @@ TEST_F(SelfRuntime, BadArgumentsNameTheOp) {
             DISTRT_ERR_INVALID);
   EXPECT_EQ(distrt_reduce_scatter(0, a, 8, a + 2, 8, DISTRT_F32, DISTRT_SUM),
             DISTRT_ERR_INVALID);
-  EXPECT_NE(std::string(distrt_last_error()).find("overlap"), std::string::npos);
-  EXPECT_EQ(distrt_all_reduce_async(0, a, b, 8, DISTRT_F32, DISTRT_SUM, nullptr),
-            DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error()).find("overlap"),
+            std::string::npos);
+  EXPECT_EQ(
+      distrt_all_reduce_async(0, a, b, 8, DISTRT_F32, DISTRT_SUM, nullptr),
+      DISTRT_ERR_INVALID);
   (void)h;
 }
 
@@ -216,8 +221,7 @@ TEST_F(SelfRuntime, GroupAxesMustBeStrictlyIncreasing) {
                       "increasing axes, but axis 0 follows axis 1"),
             std::string::npos)
       << distrt_last_error();
-  EXPECT_EQ(distrt_group_create(2, shape, 2, repeated, &g),
-            DISTRT_ERR_INVALID);
+  EXPECT_EQ(distrt_group_create(2, shape, 2, repeated, &g), DISTRT_ERR_INVALID);
   EXPECT_NE(std::string(distrt_last_error())
                 .find("expected strictly increasing axes, but axis 1 follows "
                       "axis 1"),
@@ -243,11 +247,12 @@ TEST_F(SelfRuntime, SizesPastInt64AreRejected) {
   float a[4] = {}, b[4] = {};
   EXPECT_EQ(distrt_all_reduce(0, a, b, huge, DISTRT_F32, DISTRT_SUM),
             DISTRT_ERR_INVALID);
-  EXPECT_NE(std::string(distrt_last_error())
-                .find("distrt: rank 0: all_reduce on group 0 (size 1): a buffer "
-                      "of 4611686018427387904 f32 elements per rank overflows "
-                      "int64 bytes"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(distrt_last_error())
+          .find("distrt: rank 0: all_reduce on group 0 (size 1): a buffer "
+                "of 4611686018427387904 f32 elements per rank overflows "
+                "int64 bytes"),
+      std::string::npos)
       << distrt_last_error();
   EXPECT_EQ(distrt_all_gather(0, a, huge, b, huge, DISTRT_F32),
             DISTRT_ERR_INVALID);
@@ -360,8 +365,9 @@ TEST(SelfRuntimeInit, TraceIsChromeJson) {
   text << in.rdbuf();
   std::string json = text.str();
   EXPECT_EQ(json.rfind("{\"displayTimeUnit\"", 0), 0u);
-  EXPECT_NE(json.find("\"name\": \"all_reduce\", \"cat\": \"dist\", \"ph\": \"X\""),
-            std::string::npos);
+  EXPECT_NE(
+      json.find("\"name\": \"all_reduce\", \"cat\": \"dist\", \"ph\": \"X\""),
+      std::string::npos);
   EXPECT_NE(json.find("\"bytes\": 64"), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"wait\""), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"all_gather\""), std::string::npos);

@@ -20,13 +20,13 @@
 
 namespace testvalues {
 
-inline const distrt_dtype kDtypes[] = {DISTRT_F32, DISTRT_F64, DISTRT_F16,
+inline const distrt_dtype kDtypes[] = {DISTRT_F32,  DISTRT_F64, DISTRT_F16,
                                        DISTRT_BF16, DISTRT_I32, DISTRT_I64};
 inline const distrt_reduction kReductions[] = {
     DISTRT_SUM, DISTRT_AVG, DISTRT_MAX, DISTRT_MIN, DISTRT_PROD};
 
 inline size_t sizeOf(distrt_dtype t) {
-  return t == DISTRT_F64 || t == DISTRT_I64 ? 8
+  return t == DISTRT_F64 || t == DISTRT_I64    ? 8
          : t == DISTRT_F16 || t == DISTRT_BF16 ? 2
                                                : 4;
 }
@@ -56,25 +56,45 @@ inline double decode16(uint16_t bits, bool bf16) {
 
 inline void store(void *buffer, int64_t i, distrt_dtype t, double v) {
   switch (t) {
-  case DISTRT_F32: static_cast<float *>(buffer)[i] = float(v); break;
-  case DISTRT_F64: static_cast<double *>(buffer)[i] = v; break;
-  case DISTRT_I32: static_cast<int32_t *>(buffer)[i] = int32_t(v); break;
-  case DISTRT_I64: static_cast<int64_t *>(buffer)[i] = int64_t(v); break;
-  case DISTRT_F16: static_cast<uint16_t *>(buffer)[i] = encode16(v, false); break;
-  case DISTRT_BF16: static_cast<uint16_t *>(buffer)[i] = encode16(v, true); break;
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+    static_cast<float *>(buffer)[i] = float(v);
+    break;
+  case DISTRT_F64:
+    static_cast<double *>(buffer)[i] = v;
+    break;
+  case DISTRT_I32:
+    static_cast<int32_t *>(buffer)[i] = int32_t(v);
+    break;
+  case DISTRT_I64:
+    static_cast<int64_t *>(buffer)[i] = int64_t(v);
+    break;
+  case DISTRT_F16:
+    static_cast<uint16_t *>(buffer)[i] = encode16(v, false);
+    break;
+  case DISTRT_BF16:
+    static_cast<uint16_t *>(buffer)[i] = encode16(v, true);
+    break;
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
 }
 
 inline double load(const void *buffer, int64_t i, distrt_dtype t) {
   switch (t) {
-  case DISTRT_F32: return static_cast<const float *>(buffer)[i];
-  case DISTRT_F64: return static_cast<const double *>(buffer)[i];
-  case DISTRT_I32: return static_cast<const int32_t *>(buffer)[i];
-  case DISTRT_I64: return double(static_cast<const int64_t *>(buffer)[i]);
-  case DISTRT_F16: return decode16(static_cast<const uint16_t *>(buffer)[i], false);
-  case DISTRT_BF16: return decode16(static_cast<const uint16_t *>(buffer)[i], true);
-  case DISTRT_DTYPE_MAX_ENUM: break;
+  case DISTRT_F32:
+    return static_cast<const float *>(buffer)[i];
+  case DISTRT_F64:
+    return static_cast<const double *>(buffer)[i];
+  case DISTRT_I32:
+    return static_cast<const int32_t *>(buffer)[i];
+  case DISTRT_I64:
+    return double(static_cast<const int64_t *>(buffer)[i]);
+  case DISTRT_F16:
+    return decode16(static_cast<const uint16_t *>(buffer)[i], false);
+  case DISTRT_BF16:
+    return decode16(static_cast<const uint16_t *>(buffer)[i], true);
+  case DISTRT_DTYPE_MAX_ENUM:
+    break;
   }
   return NAN;
 }
@@ -98,11 +118,21 @@ inline double reduced(int ranks, int64_t i, distrt_reduction op,
   for (int r = 1; r < ranks; ++r) {
     double v = input(r, i, op);
     switch (op) {
-    case DISTRT_SUM: case DISTRT_AVG: acc += v; break;
-    case DISTRT_MAX: acc = v > acc ? v : acc; break;
-    case DISTRT_MIN: acc = v < acc ? v : acc; break;
-    case DISTRT_PROD: acc *= v; break;
-    case DISTRT_REDUCTION_MAX_ENUM: break;
+    case DISTRT_SUM:
+    case DISTRT_AVG:
+      acc += v;
+      break;
+    case DISTRT_MAX:
+      acc = v > acc ? v : acc;
+      break;
+    case DISTRT_MIN:
+      acc = v < acc ? v : acc;
+      break;
+    case DISTRT_PROD:
+      acc *= v;
+      break;
+    case DISTRT_REDUCTION_MAX_ENUM:
+      break;
     }
   }
   if (op == DISTRT_AVG)

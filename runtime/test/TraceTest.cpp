@@ -1,7 +1,7 @@
 //===- TraceTest.cpp - the JSON writer and the trace file -----------------===//
 
-#include "Json.h"
 #include "Trace.h"
+#include "Json.h"
 
 #include <gtest/gtest.h>
 
@@ -27,8 +27,7 @@ TEST(JsonWriter, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(asJsonString("plain"), "\"plain\"");
   EXPECT_EQ(asJsonString("say \"hi\""), "\"say \\\"hi\\\"\"");
   EXPECT_EQ(asJsonString("C:\\path\\"), "\"C:\\\\path\\\\\"");
-  EXPECT_EQ(asJsonString("a\nb\rc\td\be\ff"),
-            "\"a\\nb\\rc\\td\\be\\ff\"");
+  EXPECT_EQ(asJsonString("a\nb\rc\td\be\ff"), "\"a\\nb\\rc\\td\\be\\ff\"");
   EXPECT_EQ(asJsonString(std::string("\x01\x1f\x7f", 3)),
             "\"\\u0001\\u001f\x7f\"");
   EXPECT_EQ(asJsonString(std::string("nul\0here", 8)), "\"nul\\u0000here\"");

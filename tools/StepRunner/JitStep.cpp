@@ -19,58 +19,77 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(message.str());
 }
 
-llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module, const JitOptions &options,
+llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
+                                                     const JitOptions &options,
                                                      llvm::StringRef name) {
   PassManager pm(module.getContext());
   dist::NoSyncPipelineOptions pipelineOptions;
   pipelineOptions.hsdpPartial = options.hsdpPartial;
   dist::buildNoSyncPipeline(pm, pipelineOptions);
-  if (failed(pm.run(module))) return error("the no_sync pipeline failed");
+  if (failed(pm.run(module)))
+    return error("the no_sync pipeline failed");
 
   const std::string &entry = options.entry, noSync = entry + "_no_sync";
-  StepFunctions fns{dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(module, entry)),
-                    dyn_cast_or_null<func::FuncOp>(SymbolTable::lookupSymbolIn(module, noSync))};
-  if (!fns.sync) return error("'" + name + "' has no func.func @" + entry);
+  StepFunctions fns{dyn_cast_or_null<func::FuncOp>(
+                        SymbolTable::lookupSymbolIn(module, entry)),
+                    dyn_cast_or_null<func::FuncOp>(
+                        SymbolTable::lookupSymbolIn(module, noSync))};
+  if (!fns.sync)
+    return error("'" + name + "' has no func.func @" + entry);
   if (!fns.sync.isPublic())
-    return error("@" + entry + " is private: the entry point must be public (the lowering "
+    return error("@" + entry +
+                 " is private: the entry point must be public (the lowering "
                  "writes C interfaces for public functions only)");
   if (!fns.noSync) {
     bool syncStep = false;
     fns.sync.walk([&](dist::TakeStashOp) { syncStep = true; });
     if (syncStep)
-      return error("@" + entry + " is already a sync step (it takes the stash), but the module "
-                   "has no @" + noSync + ": was its variant written with another suffix?");
-    return error("the no_sync pipeline made no @" + noSync + ": @" + entry +
-                 " returns no gradient tied to a dist.parameter (docs/Design.md)");
+      return error(
+          "@" + entry +
+          " is already a sync step (it takes the stash), but the module "
+          "has no @" +
+          noSync + ": was its variant written with another suffix?");
+    return error(
+        "the no_sync pipeline made no @" + noSync + ": @" + entry +
+        " returns no gradient tied to a dist.parameter (docs/Design.md)");
   }
   if (!fns.noSync.isPublic())
-    return error("@" + noSync + " is private: it must be public like @" + entry);
+    return error("@" + noSync + " is private: it must be public like @" +
+                 entry);
   return fns;
 }
 
-llvm::Expected<Step> dist_step::jitStep(ModuleOp module, const JitOptions &options,
+llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
+                                        const JitOptions &options,
                                         StepSignature signature) {
   PassManager lower(module.getContext());
   dist::buildLowerToLLVMPipeline(lower);
-  if (failed(lower.run(module))) return error("lowering to LLVM failed");
+  if (failed(lower.run(module)))
+    return error("lowering to LLVM failed");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions engineOptions;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  std::vector<llvm::StringRef> libs(options.sharedLibPaths.begin(), options.sharedLibPaths.end());
+  std::vector<llvm::StringRef> libs(options.sharedLibPaths.begin(),
+                                    options.sharedLibPaths.end());
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(module, engineOptions);
-  if (!engine) return error("JIT: " + llvm::toString(engine.takeError()));
+  if (!engine)
+    return error("JIT: " + llvm::toString(engine.takeError()));
   (*engine)->initialize();
   // The C interfaces, by the names invokePacked takes (it adds the _mlir_
   // of the packed wrapper ExecutionEngine makes of every function).
   std::string functions[2] = {options.entry + "_no_sync", options.entry};
   return Step(std::move(signature),
-              [engine = std::move(*engine), functions](
-                  Variant variant, llvm::MutableArrayRef<void *> packed) -> llvm::Error {
-                const std::string &function = functions[variant == Variant::Sync];
-                if (llvm::Error e = engine->invokePacked("_mlir_ciface_" + function, packed))
-                  return error("calling @" + function + ": " + llvm::toString(std::move(e)));
+              [engine = std::move(*engine),
+               functions](Variant variant,
+                          llvm::MutableArrayRef<void *> packed) -> llvm::Error {
+                const std::string &function =
+                    functions[variant == Variant::Sync];
+                if (llvm::Error e = engine->invokePacked(
+                        "_mlir_ciface_" + function, packed))
+                  return error("calling @" + function + ": " +
+                               llvm::toString(std::move(e)));
                 return llvm::Error::success();
               });
 }

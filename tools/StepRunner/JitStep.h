@@ -40,7 +40,8 @@ struct StepFunctions {
 /// @<entry>, which a name check alone would trust. `name` (the input file)
 /// names the module in errors; the pipeline's own diagnostics go to the
 /// context's handler.
-llvm::Expected<StepFunctions> prepareStep(mlir::ModuleOp module, const JitOptions &options,
+llvm::Expected<StepFunctions> prepareStep(mlir::ModuleOp module,
+                                          const JitOptions &options,
                                           llvm::StringRef name);
 
 /// Lowers the prepared `module` to LLVM and JIT-compiles it into a step with

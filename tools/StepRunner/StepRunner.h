@@ -80,7 +80,8 @@ private:
 /// when this is destroyed.
 class Results {
 public:
-  explicit Results(Descriptors descriptors) : descriptors(std::move(descriptors)) {}
+  explicit Results(Descriptors descriptors)
+      : descriptors(std::move(descriptors)) {}
   Results(Results &&other) noexcept;
   Results &operator=(Results &&other) noexcept;
   Results(const Results &) = delete;
@@ -101,12 +102,13 @@ private:
 /// MLIR's packed calling convention (ExecutionEngine::invokePacked):
 /// packed[j] points to argument j of _mlir_ciface_<function>; the result
 /// struct's pointer comes first when the function has results.
-using PackedCall =
-    llvm::unique_function<llvm::Error(Variant variant, llvm::MutableArrayRef<void *> packed)>;
+using PackedCall = llvm::unique_function<llvm::Error(
+    Variant variant, llvm::MutableArrayRef<void *> packed)>;
 
 namespace detail {
 template <typename... Ptrs, size_t... I>
-void callUnpacked(void (*fn)(Ptrs...), void **packed, std::index_sequence<I...>) {
+void callUnpacked(void (*fn)(Ptrs...), void **packed,
+                  std::index_sequence<I...>) {
   fn(static_cast<Ptrs>(*static_cast<void **>(packed[I]))...);
 }
 } // namespace detail
@@ -115,27 +117,30 @@ void callUnpacked(void (*fn)(Ptrs...), void **packed, std::index_sequence<I...>)
 class Step {
 public:
   Step(StepSignature signature, PackedCall invoke)
-      : sig(std::move(signature)), invoke(std::move(invoke)), argDescriptors(sig.args) {}
+      : sig(std::move(signature)), invoke(std::move(invoke)),
+        argDescriptors(sig.args) {}
 
   /// A step linked ahead of time: its _mlir_ciface_<entry> and
   /// _mlir_ciface_<entry>_no_sync, each taking descriptor pointers only.
   template <typename... SyncPtrs, typename... NoSyncPtrs>
   static Step linked(StepSignature signature, void (*sync)(SyncPtrs...),
                      void (*noSync)(NoSyncPtrs...)) {
-    return Step(std::move(signature),
-                [sync, noSync](Variant variant,
-                               llvm::MutableArrayRef<void *> packed) -> llvm::Error {
-                  if (variant == Variant::Sync && packed.size() == sizeof...(SyncPtrs))
-                    detail::callUnpacked(sync, packed.data(),
-                                         std::index_sequence_for<SyncPtrs...>());
-                  else if (variant == Variant::NoSync && packed.size() == sizeof...(NoSyncPtrs))
-                    detail::callUnpacked(noSync, packed.data(),
-                                         std::index_sequence_for<NoSyncPtrs...>());
-                  else
-                    return llvm::createStringError(
-                        "the linked step does not take %zu descriptors", packed.size());
-                  return llvm::Error::success();
-                });
+    return Step(
+        std::move(signature),
+        [sync, noSync](Variant variant,
+                       llvm::MutableArrayRef<void *> packed) -> llvm::Error {
+          if (variant == Variant::Sync && packed.size() == sizeof...(SyncPtrs))
+            detail::callUnpacked(sync, packed.data(),
+                                 std::index_sequence_for<SyncPtrs...>());
+          else if (variant == Variant::NoSync &&
+                   packed.size() == sizeof...(NoSyncPtrs))
+            detail::callUnpacked(noSync, packed.data(),
+                                 std::index_sequence_for<NoSyncPtrs...>());
+          else
+            return llvm::createStringError(
+                "the linked step does not take %zu descriptors", packed.size());
+          return llvm::Error::success();
+        });
   }
 
   const StepSignature &signature() const { return sig; }
@@ -162,14 +167,16 @@ struct MicroStep {
 struct WindowHooks {
   /// Fills `args` (empty on entry) with the micro-step's argument buffers,
   /// right before the call.
-  llvm::function_ref<void(const MicroStep &, std::vector<float *> &args)> before;
+  llvm::function_ref<void(const MicroStep &, std::vector<float *> &args)>
+      before;
   /// Sees the results right after the call; may move them out to keep them.
   llvm::function_ref<void(const MicroStep &, Results &)> after;
 };
 
 /// Runs one window of `k` micro-batches with `schedule`. Stops at the first
 /// call that fails.
-llvm::Error runWindow(Step &step, Schedule schedule, int k, const WindowHooks &hooks);
+llvm::Error runWindow(Step &step, Schedule schedule, int k,
+                      const WindowHooks &hooks);
 
 } // namespace dist_step
 

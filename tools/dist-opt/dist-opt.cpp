@@ -41,27 +41,32 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::dist::DistDialect>();
 
-  auto [inputFilename, outputFilename] =
-      mlir::registerAndParseCLIOptions(argc, argv, "dist optimizer driver\n", registry);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "dist optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(
         mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile(inputFilename, &error);
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
   if (!input) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (!mlir::dist::checkNesting(*input, maxNesting) || !mlir::dist::checkParserCrashes(*input))
+  if (!mlir::dist::checkNesting(*input, maxNesting) ||
+      !mlir::dist::checkParserCrashes(*input))
     return 1;
-  std::unique_ptr<llvm::ToolOutputFile> output = mlir::openOutputFile(outputFilename, &error);
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
   if (!output) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (mlir::failed(mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
     return 1;
   output->keep();
   return 0;

@@ -1,6 +1,7 @@
 //===- DistRun.cpp - run any dist training step under mpirun (JIT) --------===//
 //
-//   mpirun -np W dist-run step.mlir [--k 4] [--windows 2] [--seed 7] [--lr 1e-3]
+//   mpirun -np W dist-run step.mlir [--k 4] [--windows 2] [--seed 7] [--lr
+//   1e-3]
 //          [--params-npy DIR] [--data-npy DIR] [--out-npy DIR]
 //
 // Compiles a training step in the frontend model of docs/Design.md in
@@ -79,29 +80,40 @@ namespace {
 
 llvm::cl::OptionCategory category("dist-run options");
 llvm::cl::opt<std::string> inputFile(llvm::cl::Positional, llvm::cl::Required,
-                                     llvm::cl::desc("<step.mlir>"), llvm::cl::cat(category));
-llvm::cl::opt<std::string> entryOpt("entry", llvm::cl::desc("the sync-step function"),
-                                    llvm::cl::init("step"), llvm::cl::cat(category));
-llvm::cl::opt<int> kOpt("k", llvm::cl::desc("micro-batches per window (the K the step's loss "
-                                            "is scaled for)"),
-                        llvm::cl::init(4), llvm::cl::cat(category));
-llvm::cl::opt<int> windowsOpt("windows", llvm::cl::desc("optimizer windows to run"),
+                                     llvm::cl::desc("<step.mlir>"),
+                                     llvm::cl::cat(category));
+llvm::cl::opt<std::string> entryOpt("entry",
+                                    llvm::cl::desc("the sync-step function"),
+                                    llvm::cl::init("step"),
+                                    llvm::cl::cat(category));
+llvm::cl::opt<int>
+    kOpt("k",
+         llvm::cl::desc("micro-batches per window (the K the step's loss "
+                        "is scaled for)"),
+         llvm::cl::init(4), llvm::cl::cat(category));
+llvm::cl::opt<int> windowsOpt("windows",
+                              llvm::cl::desc("optimizer windows to run"),
                               llvm::cl::init(2), llvm::cl::cat(category));
-llvm::cl::opt<uint64_t> seedOpt("seed", llvm::cl::desc("seed of parameters and data"),
+llvm::cl::opt<uint64_t> seedOpt("seed",
+                                llvm::cl::desc("seed of parameters and data"),
                                 llvm::cl::init(7), llvm::cl::cat(category));
-llvm::cl::opt<double> lrOpt("lr", llvm::cl::desc("SGD learning rate"), llvm::cl::init(1e-3),
-                            llvm::cl::cat(category));
-llvm::cl::opt<bool> hsdpPartialOpt("hsdp-partial",
-                                   llvm::cl::desc("the no_sync pipeline's hsdp-partial option"),
-                                   llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<double> lrOpt("lr", llvm::cl::desc("SGD learning rate"),
+                            llvm::cl::init(1e-3), llvm::cl::cat(category));
+llvm::cl::opt<bool>
+    hsdpPartialOpt("hsdp-partial",
+                   llvm::cl::desc("the no_sync pipeline's hsdp-partial option"),
+                   llvm::cl::init(false), llvm::cl::cat(category));
 llvm::cl::opt<std::string> paramsNpyOpt(
-    "params-npy", llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
+    "params-npy",
+    llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
     llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> dataNpyOpt(
-    "data-npy", llvm::cl::desc("read data from DIR/w<window>_k<micro>_r<rank>_a<arg>.npy"),
+    "data-npy",
+    llvm::cl::desc("read data from DIR/w<window>_k<micro>_r<rank>_a<arg>.npy"),
     llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> outNpyOpt(
-    "out-npy", llvm::cl::desc("write gradients and untied outputs to DIR as .npy"),
+    "out-npy",
+    llvm::cl::desc("write gradients and untied outputs to DIR as .npy"),
     llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
 
 int fail(const llvm::Twine &message) {
@@ -113,7 +125,8 @@ struct Counts {
   distrt_stats s;
   Counts() { distrt_check(distrt_get_stats(&s)); }
   int64_t gradCollectives() const {
-    return s.calls[DISTRT_KIND_ALL_REDUCE] + s.calls[DISTRT_KIND_REDUCE_SCATTER];
+    return s.calls[DISTRT_KIND_ALL_REDUCE] +
+           s.calls[DISTRT_KIND_REDUCE_SCATTER];
   }
 };
 
@@ -123,9 +136,12 @@ int main(int argc, char **argv) {
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
-      "dist-run: compiles a dist training step (JIT) and runs windows of K micro-batches\n"
-      "with no_sync under mpirun, checking them against always-sync accumulation.\n");
-  if (kOpt < 1 || windowsOpt < 1) return fail("--k and --windows must be at least 1");
+      "dist-run: compiles a dist training step (JIT) and runs windows of K "
+      "micro-batches\n"
+      "with no_sync under mpirun, checking them against always-sync "
+      "accumulation.\n");
+  if (kOpt < 1 || windowsOpt < 1)
+    return fail("--k and --windows must be at least 1");
 
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -139,21 +155,28 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   std::string error;
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (!buffer) return fail("cannot open '" + inputFile + "': " + buffer.getError().message());
-  if (!dist::checkNesting(**buffer) || !dist::checkParserCrashes(**buffer)) return 1;
+  if (!buffer)
+    return fail("cannot open '" + inputFile +
+                "': " + buffer.getError().message());
+  if (!dist::checkNesting(**buffer) || !dist::checkParserCrashes(**buffer))
+    return 1;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module) return 1;
+  if (!module)
+    return 1;
 
   dist_step::JitOptions jit;
   jit.entry = entryOpt;
   jit.hsdpPartial = hsdpPartialOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
-  llvm::Expected<dist_step::StepFunctions> fns = dist_step::prepareStep(*module, jit, inputFile);
-  if (!fns) return fail(llvm::toString(fns.takeError()));
+  llvm::Expected<dist_step::StepFunctions> fns =
+      dist_step::prepareStep(*module, jit, inputFile);
+  if (!fns)
+    return fail(llvm::toString(fns.takeError()));
   const std::string &entry = jit.entry, noSync = entry + "_no_sync";
   std::vector<Slot> args, results, noSyncArgs, noSyncResults;
-  if (failed(readSlots(fns->sync, false, args)) || failed(readSlots(fns->sync, true, results)) ||
+  if (failed(readSlots(fns->sync, false, args)) ||
+      failed(readSlots(fns->sync, true, results)) ||
       failed(readSlots(fns->noSync, false, noSyncArgs)) ||
       failed(readSlots(fns->noSync, true, noSyncResults)))
     return 1;
@@ -171,7 +194,8 @@ int main(int argc, char **argv) {
   int64_t world = 1;
   module->walk([&](dist::MeshOp mesh) {
     int64_t size = 1;
-    for (int64_t d : mesh.getShape()) size *= d;
+    for (int64_t d : mesh.getShape())
+      size *= d;
     world = std::max(world, size);
   });
   struct Group {
@@ -179,10 +203,12 @@ int main(int argc, char **argv) {
   };
   std::vector<Group> groups(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].param.empty()) continue;
+    if (args[i].param.empty())
+      continue;
     auto param = SymbolTable::lookupSymbolIn(*module, args[i].param);
     auto paramOp = dyn_cast_or_null<dist::ParameterOp>(param);
-    if (!paramOp || !paramOp.isSharded()) continue;
+    if (!paramOp || !paramOp.isSharded())
+      continue;
     auto mesh = dist::lookupMesh(paramOp, paramOp.getMeshAttr());
     groups[i].shape.assign(mesh.getShape().begin(), mesh.getShape().end());
     ArrayRef<int64_t> axes = paramOp.getAxes(); // empty: every axis
@@ -190,19 +216,23 @@ int main(int argc, char **argv) {
   }
 
   llvm::Expected<dist_step::Step> step = dist_step::jitStep(
-      *module, jit, {shapesOf(args), shapesOf(results), shapesOf(noSyncResults)});
-  if (!step) return fail(llvm::toString(step.takeError()));
+      *module, jit,
+      {shapesOf(args), shapesOf(results), shapesOf(noSyncResults)});
+  if (!step)
+    return fail(llvm::toString(step.takeError()));
 
   distrt_check(distrt_init(world));
   const int64_t rank = distrt_rank();
-  const bool useFiles = !paramsNpyOpt.empty() || !dataNpyOpt.empty() || !outNpyOpt.empty();
+  const bool useFiles =
+      !paramsNpyOpt.empty() || !dataNpyOpt.empty() || !outNpyOpt.empty();
   std::vector<int64_t> shardCounts(args.size(), 1);
   for (size_t i = 0; i < args.size(); ++i) {
-    if (groups[i].shape.empty()) continue;
+    if (groups[i].shape.empty())
+      continue;
     distrt_group group;
-    distrt_check(distrt_group_create(int64_t(groups[i].shape.size()), groups[i].shape.data(),
-                                     int64_t(groups[i].axes.size()), groups[i].axes.data(),
-                                     &group));
+    distrt_check(distrt_group_create(
+        int64_t(groups[i].shape.size()), groups[i].shape.data(),
+        int64_t(groups[i].axes.size()), groups[i].axes.data(), &group));
     distrt_check(distrt_group_rank(group, &args[i].shardIndex));
     distrt_check(distrt_group_size(group, &shardCounts[i]));
   }
@@ -211,9 +241,11 @@ int main(int argc, char **argv) {
   std::string fileError;
   auto allOk = [&]() {
     if (!fileError.empty())
-      std::fprintf(stderr, "dist-run: rank %lld: %s\n", (long long)rank, fileError.c_str());
+      std::fprintf(stderr, "dist-run: rank %lld: %s\n", (long long)rank,
+                   fileError.c_str());
     int64_t bad = !fileError.empty(), anyBad = 0;
-    distrt_check(distrt_all_reduce(0, &bad, &anyBad, 1, DISTRT_I64, DISTRT_SUM));
+    distrt_check(
+        distrt_all_reduce(0, &bad, &anyBad, 1, DISTRT_I64, DISTRT_SUM));
     return anyBad == 0;
   };
   auto stop = [&]() {
@@ -228,46 +260,57 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < args.size(); ++i) {
     values[i].shape = args[i].shape;
     values[i].data.resize(values[i].size());
-    if (args[i].param.empty()) continue;
+    if (args[i].param.empty())
+      continue;
     if (!paramsNpyOpt.empty()) {
       if (args[i].param.find('/') != std::string::npos) {
-        fileError = "parameter @" + args[i].param + " cannot be a file name in --params-npy";
+        fileError = "parameter @" + args[i].param +
+                    " cannot be a file name in --params-npy";
         break;
       }
       std::string path = paramsNpyOpt + "/" + args[i].param + ".npy";
-      if (!dist_run::readNpyShard(path, args[i].shape, args[i].shardIndex, shardCounts[i],
-                                  values[i].data, fileError))
+      if (!dist_run::readNpyShard(path, args[i].shape, args[i].shardIndex,
+                                  shardCounts[i], values[i].data, fileError))
         break;
       continue;
     }
     Rng rng(seedOpt * 1000003 + i * 7919 + args[i].shardIndex);
-    int64_t width = args[i].shape.size() > 1 ? values[i].size() / args[i].shape[0]
-                                             : args[i].shape.empty() ? 1 : args[i].shape[0];
-    for (float &v : values[i].data) v = rng.next(1 / std::sqrt(double(width)));
+    int64_t width = args[i].shape.size() > 1
+                        ? values[i].size() / args[i].shape[0]
+                    : args[i].shape.empty() ? 1
+                                            : args[i].shape[0];
+    for (float &v : values[i].data)
+      v = rng.next(1 / std::sqrt(double(width)));
   }
-  if (useFiles && !allOk()) return stop();
+  if (useFiles && !allOk())
+    return stop();
   const int k = kOpt;
   std::vector<std::vector<std::vector<float>>> windowData; // [micro][arg]
   auto loadData = [&](int window) {
     windowData.assign(k, std::vector<std::vector<float>>(args.size()));
     for (int micro = 0; micro < k && fileError.empty(); ++micro)
       for (size_t i = 0; i < args.size() && fileError.empty(); ++i) {
-        if (!args[i].param.empty()) continue;
+        if (!args[i].param.empty())
+          continue;
         std::string path = dataNpyOpt + "/w" + std::to_string(window) + "_k" +
-                           std::to_string(micro) + "_r" + std::to_string(rank) + "_a" +
-                           std::to_string(i) + ".npy";
-        dist_run::readNpyOfShape(path, args[i].shape, windowData[micro][i], fileError);
+                           std::to_string(micro) + "_r" + std::to_string(rank) +
+                           "_a" + std::to_string(i) + ".npy";
+        dist_run::readNpyOfShape(path, args[i].shape, windowData[micro][i],
+                                 fileError);
       }
   };
   auto drawData = [&](int window, int micro) {
     for (size_t i = 0; i < args.size(); ++i) {
-      if (!args[i].param.empty()) continue;
+      if (!args[i].param.empty())
+        continue;
       if (!dataNpyOpt.empty()) {
         values[i].data = windowData[micro][i];
         continue;
       }
-      Rng rng(((seedOpt * 1000003 + window) * 1009 + micro) * 9176 + rank * 131 + i);
-      for (float &v : values[i].data) v = rng.next(1);
+      Rng rng(((seedOpt * 1000003 + window) * 1009 + micro) * 9176 +
+              rank * 131 + i);
+      for (float &v : values[i].data)
+        v = rng.next(1);
     }
   };
 
@@ -279,27 +322,33 @@ int main(int argc, char **argv) {
     size_t next = 0;
     for (const Slot &s : noSyncResults) {
       size_t r = s.param.empty() ? next : 0;
-      while (r < results.size() && (taken[r] || results[r].param != s.param)) ++r;
+      while (r < results.size() && (taken[r] || results[r].param != s.param))
+        ++r;
       if (r == results.size() || results[r].shape != s.shape) {
-        fail("cannot match the results of @" + noSync + " to those of @" + entry);
+        fail("cannot match the results of @" + noSync + " to those of @" +
+             entry);
         return stop();
       }
       taken[r] = true;
       noSyncToStep.push_back(r);
-      if (s.param.empty()) next = r + 1;
+      if (s.param.empty())
+        next = r + 1;
     }
   }
   auto write = [&](const std::string &name, const std::vector<int64_t> &shape,
                    llvm::ArrayRef<float> data) {
-    if (fileError.empty()) dist_run::writeNpy(outNpyOpt + "/" + name, shape, data, fileError);
+    if (fileError.empty())
+      dist_run::writeNpy(outNpyOpt + "/" + name, shape, data, fileError);
   };
   if (!outNpyOpt.empty() && rank == 0) {
     std::string path = outNpyOpt + "/results.txt";
     if (FILE *f = std::fopen(path.c_str(), "w")) {
       for (size_t r = 0; r < results.size(); ++r)
-        std::fprintf(f, "%zu %s%s %s\n", r, results[r].param.empty() ? "out" : "grad ",
-                     results[r].param.c_str(), typeString(results[r].shape).c_str());
-      if (std::fclose(f) != 0) fileError = "'" + path + "': cannot write the file";
+        std::fprintf(
+            f, "%zu %s%s %s\n", r, results[r].param.empty() ? "out" : "grad ",
+            results[r].param.c_str(), typeString(results[r].shape).c_str());
+      if (std::fclose(f) != 0)
+        fileError = "'" + path + "': cannot write the file";
     } else {
       fileError = "'" + path + "': cannot write the file";
     }
@@ -307,7 +356,8 @@ int main(int argc, char **argv) {
 
   int passed = 0, failed = 0;
   auto expect = [&](bool ok, const std::string &what) {
-    if (ok) return void(++passed);
+    if (ok)
+      return void(++passed);
     ++failed;
     std::fprintf(stderr, "rank %lld: FAIL %s\n", (long long)rank, what.c_str());
   };
@@ -320,11 +370,15 @@ int main(int argc, char **argv) {
   double seconds = 0, alwaysSeconds = 0;
   for (int window = 0; window < windowsOpt; ++window) {
     std::string tag = "window " + std::to_string(window);
-    if (!dataNpyOpt.empty()) loadData(window);
-    if (useFiles && !allOk()) return stop();
-    auto arguments = [&](const dist_step::MicroStep &m, std::vector<float *> &pointers) {
+    if (!dataNpyOpt.empty())
+      loadData(window);
+    if (useFiles && !allOk())
+      return stop();
+    auto arguments = [&](const dist_step::MicroStep &m,
+                         std::vector<float *> &pointers) {
       drawData(window, m.index);
-      for (Tensor &t : values) pointers.push_back(t.data.data());
+      for (Tensor &t : values)
+        pointers.push_back(t.data.data());
     };
     std::vector<double> outputSums(results.size(), 0.0);
     std::optional<dist_step::Results> synced;
@@ -332,7 +386,8 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
             *step, dist_step::Schedule::OneRound, k,
-            {[&](const dist_step::MicroStep &m, std::vector<float *> &pointers) {
+            {[&](const dist_step::MicroStep &m,
+                 std::vector<float *> &pointers) {
                arguments(m, pointers);
                before = Counts();
              },
@@ -340,29 +395,36 @@ int main(int argc, char **argv) {
                Counts after;
                for (size_t j = 0; j < out.size(); ++j) {
                  size_t r = m.last() ? j : noSyncToStep[j];
-                 if (!results[r].param.empty()) continue;
-                 for (float v : out.values(j)) outputSums[r] += v;
+                 if (!results[r].param.empty())
+                   continue;
+                 for (float v : out.values(j))
+                   outputSums[r] += v;
                  if (!outNpyOpt.empty())
-                   write("w" + std::to_string(window) + "_k" + std::to_string(m.index) + "_r" +
-                             std::to_string(rank) + "_out" + std::to_string(r) + ".npy",
+                   write("w" + std::to_string(window) + "_k" +
+                             std::to_string(m.index) + "_r" +
+                             std::to_string(rank) + "_out" + std::to_string(r) +
+                             ".npy",
                          results[r].shape, out.values(j));
                }
                int64_t ran = after.gradCollectives() - before.gradCollectives();
                if (!m.last() && !hsdpPartialOpt)
-                 expect(ran == 0, tag + ": no_sync micro-step " + std::to_string(m.index) +
-                                      " ran " + std::to_string(ran) +
+                 expect(ran == 0, tag + ": no_sync micro-step " +
+                                      std::to_string(m.index) + " ran " +
+                                      std::to_string(ran) +
                                       " all_reduce / reduce_scatter");
-               if (m.last()) synced = std::move(out);
+               if (m.last())
+                 synced = std::move(out);
              }}))
       return callFailed(std::move(error));
     auto end = std::chrono::steady_clock::now();
-    expect(distrt_stash_bytes() == 0,
-           tag + ": " + std::to_string(distrt_stash_bytes()) + " stash bytes after the window");
+    expect(distrt_stash_bytes() == 0, tag + ": " +
+                                          std::to_string(distrt_stash_bytes()) +
+                                          " stash bytes after the window");
     if (!outNpyOpt.empty())
       for (size_t r = 0; r < results.size(); ++r)
         if (!results[r].param.empty())
-          write("w" + std::to_string(window) + "_r" + std::to_string(rank) + "_grad" +
-                    std::to_string(r) + ".npy",
+          write("w" + std::to_string(window) + "_r" + std::to_string(rank) +
+                    "_grad" + std::to_string(r) + ".npy",
                 results[r].shape, synced->values(r));
 
     // Always-sync accumulation of the same micro-batches.
@@ -372,26 +434,31 @@ int main(int argc, char **argv) {
     auto alwaysStart = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
             *step, dist_step::Schedule::AlwaysSync, k,
-            {arguments, [&](const dist_step::MicroStep &, dist_step::Results &out) {
+            {arguments,
+             [&](const dist_step::MicroStep &, dist_step::Results &out) {
                for (size_t r = 0; r < out.size(); ++r)
                  if (!results[r].param.empty())
-                   for (size_t j = 0; j < always[r].size(); ++j) always[r][j] += out.values(r)[j];
+                   for (size_t j = 0; j < always[r].size(); ++j)
+                     always[r][j] += out.values(r)[j];
              }}))
       return callFailed(std::move(error));
     auto alwaysEnd = std::chrono::steady_clock::now();
     if (window > 0 || windowsOpt == 1) {
       seconds += std::chrono::duration<double>(end - start).count();
-      alwaysSeconds += std::chrono::duration<double>(alwaysEnd - alwaysStart).count();
+      alwaysSeconds +=
+          std::chrono::duration<double>(alwaysEnd - alwaysStart).count();
     }
 
     double checksum = 0;
     for (size_t r = 0; r < results.size(); ++r) {
-      if (results[r].param.empty()) continue;
+      if (results[r].param.empty())
+        continue;
       llvm::ArrayRef<float> grad = synced->values(r);
       double worst = 0;
       for (size_t j = 0; j < grad.size(); ++j) {
         double a = grad[j], b = always[r][j];
-        worst = std::max(worst, std::fabs(a - b) - (1e-5 + 1.3e-6 * std::fabs(b)));
+        worst =
+            std::max(worst, std::fabs(a - b) - (1e-5 + 1.3e-6 * std::fabs(b)));
         checksum += a;
       }
       expect(worst <= 0, tag + ": the gradient of @" + results[r].param +
@@ -401,23 +468,30 @@ int main(int argc, char **argv) {
       // Only a one-element result can be a loss; anything else (a dx, ...)
       // is reported as what it is.
       for (size_t r = 0; r < results.size(); ++r) {
-        if (!results[r].param.empty()) continue;
-        bool scalar = results[r].shape.empty() ||
-                      (results[r].shape.size() == 1 && results[r].shape[0] == 1);
-        std::printf("%s: result #%zu %s (%s): %s over the %d micro-batches (rank 0) %.6f\n",
+        if (!results[r].param.empty())
+          continue;
+        bool scalar =
+            results[r].shape.empty() ||
+            (results[r].shape.size() == 1 && results[r].shape[0] == 1);
+        std::printf("%s: result #%zu %s (%s): %s over the %d micro-batches "
+                    "(rank 0) %.6f\n",
                     tag.c_str(), r, typeString(results[r].shape).c_str(),
                     scalar ? "scalar: the loss" : "untied, not a scalar loss",
                     scalar ? "sum" : "element sum", k, outputSums[r]);
       }
-      std::printf("%s: gradient checksum (rank 0) %.9f\n", tag.c_str(), checksum);
+      std::printf("%s: gradient checksum (rank 0) %.9f\n", tag.c_str(),
+                  checksum);
     }
-    if (!outNpyOpt.empty() && !allOk()) return stop();
+    if (!outNpyOpt.empty() && !allOk())
+      return stop();
 
     // SGD on every parameter whose gradient is returned in its local shape.
     for (size_t r = 0; r < results.size(); ++r) {
-      if (results[r].param.empty()) continue;
+      if (results[r].param.empty())
+        continue;
       for (size_t i = 0; i < args.size(); ++i)
-        if (args[i].param == results[r].param && args[i].shape == results[r].shape)
+        if (args[i].param == results[r].param &&
+            args[i].shape == results[r].shape)
           for (size_t j = 0; j < values[i].data.size(); ++j)
             values[i].data[j] -= float(lrOpt * synced->values(r)[j]);
     }
@@ -426,13 +500,17 @@ int main(int argc, char **argv) {
   int64_t counts[2] = {passed, failed}, total[2];
   distrt_check(distrt_all_reduce(0, counts, total, 2, DISTRT_I64, DISTRT_SUM));
   if (rank == 0) {
-    std::fflush(stdout); // the statistics go to stderr (mpirun may still reorder)
+    std::fflush(
+        stdout); // the statistics go to stderr (mpirun may still reorder)
     distrt_print_stats();
     int timed = windowsOpt > 1 ? windowsOpt - 1 : 1;
-    std::printf("throughput: %.1f micro-batches/s with no_sync, %.1f always-sync (x%.2f), "
+    std::printf("throughput: %.1f micro-batches/s with no_sync, %.1f "
+                "always-sync (x%.2f), "
                 "over %d window(s)\n",
-                timed * k / seconds, timed * k / alwaysSeconds, alwaysSeconds / seconds, timed);
-    std::printf("%lld passed, %lld failed\n", (long long)total[0], (long long)total[1]);
+                timed * k / seconds, timed * k / alwaysSeconds,
+                alwaysSeconds / seconds, timed);
+    std::printf("%lld passed, %lld failed\n", (long long)total[0],
+                (long long)total[1]);
   }
   distrt_check(distrt_finalize());
   return total[1] ? 1 : 0;

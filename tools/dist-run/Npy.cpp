@@ -3,7 +3,8 @@
 // Format: "\x93NUMPY", major, minor, the header length (2 bytes little-endian
 // in 1.0, 4 in 2.0), then an ASCII Python dict literal with the keys 'descr',
 // 'fortran_order' and 'shape', padded with spaces and ending in '\n', then
-// the raw array. https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
+// the raw array.
+// https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,41 +46,50 @@ struct HeaderParser {
   std::string why;
 
   void skipSpace() {
-    while (at < text.size() && std::isspace((unsigned char)text[at])) ++at;
+    while (at < text.size() && std::isspace((unsigned char)text[at]))
+      ++at;
   }
   bool eat(char c) {
     skipSpace();
-    if (at < text.size() && text[at] == c) return ++at, true;
+    if (at < text.size() && text[at] == c)
+      return ++at, true;
     return false;
   }
   bool quoted(std::string &out) {
     skipSpace();
     if (at >= text.size() || (text[at] != '\'' && text[at] != '"'))
-      return why = "expected a quoted string at offset " + std::to_string(at), false;
+      return why = "expected a quoted string at offset " + std::to_string(at),
+             false;
     char quote = text[at++];
     size_t end = text.find(quote, at);
-    if (end == std::string::npos) return why = "unterminated string", false;
+    if (end == std::string::npos)
+      return why = "unterminated string", false;
     out = text.substr(at, end - at);
     at = end + 1;
     return true;
   }
   bool boolean(bool &out) {
     skipSpace();
-    for (auto [word, value] : {std::pair{"True", true}, std::pair{"False", false}})
+    for (auto [word, value] :
+         {std::pair{"True", true}, std::pair{"False", false}})
       if (text.compare(at, std::strlen(word), word) == 0) {
         at += std::strlen(word);
         out = value;
         return true;
       }
-    return why = "expected True or False at offset " + std::to_string(at), false;
+    return why = "expected True or False at offset " + std::to_string(at),
+           false;
   }
   bool tuple(std::vector<int64_t> &out) {
-    if (!eat('(')) return why = "expected a shape tuple at offset " + std::to_string(at), false;
+    if (!eat('('))
+      return why = "expected a shape tuple at offset " + std::to_string(at),
+             false;
     out.clear();
     while (!eat(')')) {
       skipSpace();
       if (at >= text.size() || !std::isdigit((unsigned char)text[at]))
-        return why = "expected a dimension at offset " + std::to_string(at), false;
+        return why = "expected a dimension at offset " + std::to_string(at),
+               false;
       int64_t d = 0;
       while (at < text.size() && std::isdigit((unsigned char)text[at])) {
         if (d > (std::numeric_limits<int64_t>::max() - 9) / 10)
@@ -88,7 +98,8 @@ struct HeaderParser {
       }
       out.push_back(d);
       if (!eat(',')) {
-        if (!eat(')')) return why = "expected ',' or ')' in the shape", false;
+        if (!eat(')'))
+          return why = "expected ',' or ')' in the shape", false;
         break;
       }
     }
@@ -112,26 +123,33 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
     return false;
   };
   std::ifstream in(path, std::ios::binary);
-  if (!in) return bad("cannot open the file");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return bad("cannot read the file");
+  if (!in)
+    return bad("cannot open the file");
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  if (in.bad())
+    return bad("cannot read the file");
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad("not a .npy file (no \\x93NUMPY magic)");
   unsigned major = (unsigned char)bytes[6], minor = (unsigned char)bytes[7];
   size_t headerLength, dataStart;
   if (major == 1 && minor == 0) {
-    headerLength = (unsigned char)bytes[8] | size_t((unsigned char)bytes[9]) << 8;
+    headerLength = (unsigned char)bytes[8] | size_t((unsigned char)bytes[9])
+                                                 << 8;
     dataStart = 10 + headerLength;
   } else if (major == 2 && minor == 0) {
-    if (bytes.size() < 12) return bad("truncated .npy header");
+    if (bytes.size() < 12)
+      return bad("truncated .npy header");
     headerLength = 0;
-    for (int i = 3; i >= 0; --i) headerLength = headerLength << 8 | (unsigned char)bytes[8 + i];
+    for (int i = 3; i >= 0; --i)
+      headerLength = headerLength << 8 | (unsigned char)bytes[8 + i];
     dataStart = 12 + headerLength;
   } else {
-    return bad("unsupported .npy format version " + std::to_string(major) + "." +
-               std::to_string(minor) + " (expected 1.0 or 2.0)");
+    return bad("unsupported .npy format version " + std::to_string(major) +
+               "." + std::to_string(minor) + " (expected 1.0 or 2.0)");
   }
-  if (dataStart > bytes.size()) return bad("truncated .npy header");
+  if (dataStart > bytes.size())
+    return bad("truncated .npy header");
   std::string header = bytes.substr(dataStart - headerLength, headerLength);
   if (header.empty() || header.back() != '\n')
     return bad("malformed .npy header (not terminated by a newline)");
@@ -139,28 +157,40 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
   HeaderParser p{header, 0, ""};
   std::string descr;
   bool fortran = false, haveDescr = false, haveOrder = false, haveShape = false;
-  if (!p.eat('{')) return bad("malformed .npy header (expected '{')");
+  if (!p.eat('{'))
+    return bad("malformed .npy header (expected '{')");
   while (!p.eat('}')) {
     std::string key;
-    if (!p.quoted(key) || !p.eat(':')) return bad("malformed .npy header: " + p.why);
+    if (!p.quoted(key) || !p.eat(':'))
+      return bad("malformed .npy header: " + p.why);
     bool ok;
-    if (key == "descr") ok = p.quoted(descr), haveDescr = true;
-    else if (key == "fortran_order") ok = p.boolean(fortran), haveOrder = true;
-    else if (key == "shape") ok = p.tuple(shape), haveShape = true;
-    else return bad("malformed .npy header: unknown key '" + key + "'");
-    if (!ok) return bad("malformed .npy header: " + p.why);
+    if (key == "descr")
+      ok = p.quoted(descr), haveDescr = true;
+    else if (key == "fortran_order")
+      ok = p.boolean(fortran), haveOrder = true;
+    else if (key == "shape")
+      ok = p.tuple(shape), haveShape = true;
+    else
+      return bad("malformed .npy header: unknown key '" + key + "'");
+    if (!ok)
+      return bad("malformed .npy header: " + p.why);
     if (!p.eat(',')) {
-      if (!p.eat('}')) return bad("malformed .npy header (expected ',' or '}')");
+      if (!p.eat('}'))
+        return bad("malformed .npy header (expected ',' or '}')");
       break;
     }
   }
   p.skipSpace();
-  if (p.at != header.size()) return bad("malformed .npy header (text after the dict)");
+  if (p.at != header.size())
+    return bad("malformed .npy header (text after the dict)");
   if (!haveDescr || !haveOrder || !haveShape)
-    return bad("malformed .npy header (needs 'descr', 'fortran_order' and 'shape')");
+    return bad(
+        "malformed .npy header (needs 'descr', 'fortran_order' and 'shape')");
   if (descr != "<f4")
-    return bad("unsupported dtype '" + descr + "' (dist-run reads little-endian float32, '<f4')");
-  if (fortran) return bad("unsupported Fortran order (expected C order)");
+    return bad("unsupported dtype '" + descr +
+               "' (dist-run reads little-endian float32, '<f4')");
+  if (fortran)
+    return bad("unsupported Fortran order (expected C order)");
 
   size_t count = 1;
   for (int64_t d : shape) {
@@ -170,20 +200,25 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
   }
   size_t have = bytes.size() - dataStart;
   if (have != count * 4)
-    return bad("holds " + std::to_string(have) + " data bytes, but shape " + shapeString(shape) +
-               " of float32 needs " + std::to_string(count * 4));
+    return bad("holds " + std::to_string(have) + " data bytes, but shape " +
+               shapeString(shape) + " of float32 needs " +
+               std::to_string(count * 4));
   data.resize(count);
-  if (count) std::memcpy(data.data(), bytes.data() + dataStart, count * 4);
-  if (!hostIsLittleEndian()) swapFloats(data);
+  if (count)
+    std::memcpy(data.data(), bytes.data() + dataStart, count * 4);
+  if (!hostIsLittleEndian())
+    swapFloats(data);
   return true;
 }
 
-bool dist_run::writeNpy(const std::string &path, const std::vector<int64_t> &shape,
+bool dist_run::writeNpy(const std::string &path,
+                        const std::vector<int64_t> &shape,
                         llvm::ArrayRef<float> data, std::string &error) {
   std::string dims; // () for a scalar, (3,) for one dimension, (3, 4)
   for (size_t i = 0; i < shape.size(); ++i)
     dims += (i ? ", " : "") + std::to_string(shape[i]);
-  if (shape.size() == 1) dims += ",";
+  if (shape.size() == 1)
+    dims += ",";
   std::string header =
       "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Pad with spaces so that the data starts 64-byte aligned; end with '\n'.
@@ -197,37 +232,45 @@ bool dist_run::writeNpy(const std::string &path, const std::vector<int64_t> &sha
   bytes += char(header.size() >> 8);
   bytes += header;
   std::vector<float> le(data.begin(), data.end());
-  if (!hostIsLittleEndian()) swapFloats(le);
+  if (!hostIsLittleEndian())
+    swapFloats(le);
   bytes.append(reinterpret_cast<const char *>(le.data()), le.size() * 4);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(bytes.data(), std::streamsize(bytes.size())) || !out.flush()) {
+  if (!out || !out.write(bytes.data(), std::streamsize(bytes.size())) ||
+      !out.flush()) {
     error = "'" + path + "': cannot write the file";
     return false;
   }
   return true;
 }
 
-bool dist_run::readNpyOfShape(const std::string &path, const std::vector<int64_t> &shape,
+bool dist_run::readNpyOfShape(const std::string &path,
+                              const std::vector<int64_t> &shape,
                               std::vector<float> &data, std::string &error) {
   std::vector<int64_t> got;
-  if (!readNpy(path, got, data, error)) return false;
+  if (!readNpy(path, got, data, error))
+    return false;
   if (got != shape) {
-    error = "'" + path + "': expected shape " + shapeString(shape) + ", but the file holds " +
-            shapeString(got);
+    error = "'" + path + "': expected shape " + shapeString(shape) +
+            ", but the file holds " + shapeString(got);
     return false;
   }
   return true;
 }
 
-bool dist_run::readNpyShard(const std::string &path, const std::vector<int64_t> &localShape,
-                            int64_t shard, int64_t shards, std::vector<float> &data,
-                            std::string &error) {
+bool dist_run::readNpyShard(const std::string &path,
+                            const std::vector<int64_t> &localShape,
+                            int64_t shard, int64_t shards,
+                            std::vector<float> &data, std::string &error) {
   std::vector<int64_t> full = localShape;
-  if (!full.empty()) full[0] *= shards;
+  if (!full.empty())
+    full[0] *= shards;
   std::vector<float> all;
-  if (!readNpyOfShape(path, full, all, error)) return false;
+  if (!readNpyOfShape(path, full, all, error))
+    return false;
   size_t shardSize = 1;
-  for (int64_t d : localShape) shardSize *= size_t(d);
+  for (int64_t d : localShape)
+    shardSize *= size_t(d);
   auto begin = all.begin() + std::ptrdiff_t(size_t(shard) * shardSize);
   data.assign(begin, begin + std::ptrdiff_t(shardSize));
   return true;

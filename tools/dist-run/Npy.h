@@ -36,9 +36,9 @@ bool readNpyOfShape(const std::string &path, const std::vector<int64_t> &shape,
 /// Reads the unsharded parameter in `path` (dim 0 = `localShape[0]` x
 /// `shards`, other dims as `localShape`) and keeps rows
 /// [shard x localShape[0], (shard + 1) x localShape[0]).
-bool readNpyShard(const std::string &path, const std::vector<int64_t> &localShape,
-                  int64_t shard, int64_t shards, std::vector<float> &data,
-                  std::string &error);
+bool readNpyShard(const std::string &path,
+                  const std::vector<int64_t> &localShape, int64_t shard,
+                  int64_t shards, std::vector<float> &data, std::string &error);
 
 } // namespace dist_run
 

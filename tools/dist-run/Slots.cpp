@@ -20,7 +20,8 @@ static Location locationOf(func::FuncOp func, bool result, unsigned i) {
   return func.getLoc();
 }
 
-LogicalResult dist_run::readSlots(func::FuncOp func, bool results, std::vector<Slot> &slots) {
+LogicalResult dist_run::readSlots(func::FuncOp func, bool results,
+                                  std::vector<Slot> &slots) {
   unsigned n = results ? func.getNumResults() : func.getNumArguments();
   for (unsigned i = 0; i < n; ++i) {
     Type type = results ? func.getResultTypes()[i] : func.getArgumentTypes()[i];
@@ -36,13 +37,15 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results, std::vector<S
         bytes = llvm::checkedMulUnsigned<uint64_t>(*bytes, d);
     if (llvm::is_contained(tensor.getShape(), 0))
       bytes = 0;
-    slot.bytes = bytes.value_or(UINT64_MAX); // past 2^64: more than any machine has
+    slot.bytes =
+        bytes.value_or(UINT64_MAX); // past 2^64: more than any machine has
     slot.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     auto tie = results ? func.getResultAttrOfType<FlatSymbolRefAttr>(
                              i, dist::DistDialect::getGradAttrName())
                        : func.getArgAttrOfType<FlatSymbolRefAttr>(
                              i, dist::DistDialect::getParamAttrName());
-    if (tie) slot.param = tie.getValue().str();
+    if (tie)
+      slot.param = tie.getValue().str();
     slots.push_back(slot);
   }
   return success();
@@ -52,7 +55,8 @@ uint64_t dist_run::physicalMemoryBytes() {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || pageSize <= 0)
     return UINT64_MAX; // unknown: let the allocation decide
-  return llvm::checkedMulUnsigned<uint64_t>(pages, pageSize).value_or(UINT64_MAX);
+  return llvm::checkedMulUnsigned<uint64_t>(pages, pageSize)
+      .value_or(UINT64_MAX);
 }
 
 LogicalResult dist_run::checkFitsInMemory(func::FuncOp func, bool results,
@@ -61,7 +65,8 @@ LogicalResult dist_run::checkFitsInMemory(func::FuncOp func, bool results,
   bool fits = true;
   uint64_t total = 0;
   for (size_t i = 0; i < slots.size(); ++i) {
-    total = llvm::checkedAddUnsigned(total, slots[i].bytes).value_or(UINT64_MAX);
+    total =
+        llvm::checkedAddUnsigned(total, slots[i].bytes).value_or(UINT64_MAX);
     if (slots[i].bytes <= memoryBytes)
       continue;
     fits = false;
@@ -70,27 +75,32 @@ LogicalResult dist_run::checkFitsInMemory(func::FuncOp func, bool results,
         << func.getName() << " is " << typeString(slots[i].shape) << ", "
         << (slots[i].bytes == UINT64_MAX ? std::string("2^64 or more")
                                          : std::to_string(slots[i].bytes))
-        << " bytes: more than this machine's " << memoryBytes << " bytes of memory";
+        << " bytes: more than this machine's " << memoryBytes
+        << " bytes of memory";
   }
   // The runner holds every argument at once; the step allocates its results.
   if (fits && total > memoryBytes) {
     fits = false;
-    emitError(func.getLoc()) << "dist-run: the " << (results ? "results" : "arguments")
-                             << " of @" << func.getName() << " are " << total
-                             << " bytes together: more than this machine's " << memoryBytes
-                             << " bytes of memory";
+    emitError(func.getLoc())
+        << "dist-run: the " << (results ? "results" : "arguments") << " of @"
+        << func.getName() << " are " << total
+        << " bytes together: more than this machine's " << memoryBytes
+        << " bytes of memory";
   }
   return success(fits);
 }
 
-std::vector<dist_step::Shape> dist_run::shapesOf(const std::vector<Slot> &slots) {
+std::vector<dist_step::Shape>
+dist_run::shapesOf(const std::vector<Slot> &slots) {
   std::vector<dist_step::Shape> shapes;
-  for (const Slot &s : slots) shapes.push_back(s.shape);
+  for (const Slot &s : slots)
+    shapes.push_back(s.shape);
   return shapes;
 }
 
 std::string dist_run::typeString(const std::vector<int64_t> &shape) {
   std::string s = "tensor<";
-  for (int64_t d : shape) s += std::to_string(d) + "x";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
   return s + "f32>";
 }

@@ -23,7 +23,8 @@ namespace dist_run {
 /// Deterministic uniform numbers in [-scale, scale).
 struct Rng {
   uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed * 6364136223846793005ull + 1442695040888963407ull) {}
+  explicit Rng(uint64_t seed)
+      : state(seed * 6364136223846793005ull + 1442695040888963407ull) {}
   float next(double scale) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return float(scale * (double(state >> 11) / double(1ull << 53) * 2 - 1));
@@ -36,7 +37,8 @@ struct Tensor {
   std::vector<float> data;
   int64_t size() const {
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    for (int64_t d : shape)
+      n *= d;
     return n;
   }
 };
@@ -45,13 +47,14 @@ struct Tensor {
 struct Slot {
   std::vector<int64_t> shape;
   uint64_t bytes = 0; // UINT64_MAX when it does not fit in 64 bits
-  std::string param; // the tied dist.parameter, if any
+  std::string param;  // the tied dist.parameter, if any
   int64_t shardIndex = 0;
 };
 
 /// Reads the arguments (or results) of `func`: static f32 tensor shapes and
 /// the parameter each is tied to.
-mlir::LogicalResult readSlots(mlir::func::FuncOp func, bool results, std::vector<Slot> &slots);
+mlir::LogicalResult readSlots(mlir::func::FuncOp func, bool results,
+                              std::vector<Slot> &slots);
 
 /// The machine's physical memory, in bytes (UINT64_MAX if unknown).
 uint64_t physicalMemoryBytes();
@@ -62,7 +65,8 @@ uint64_t physicalMemoryBytes();
 /// results. A 4 TiB argument died on std::bad_alloc (a result would crash
 /// in the compiled code on a null allocation).
 mlir::LogicalResult checkFitsInMemory(mlir::func::FuncOp func, bool results,
-                                      const std::vector<Slot> &slots, uint64_t memoryBytes);
+                                      const std::vector<Slot> &slots,
+                                      uint64_t memoryBytes);
 
 /// The shapes of the slots, as the step runner takes them.
 std::vector<dist_step::Shape> shapesOf(const std::vector<Slot> &slots);

@@ -1,4 +1,5 @@
-//===- ToyModel.h - the ABI and data of the compiled ToyModel step -*- C++ -*-===//
+//===- ToyModel.h - the ABI and data of the compiled ToyModel step -*- C++
+//-*-===//
 //
 // Shared by the parity driver (ToyTrain.cpp) and the step-throughput
 // benchmark (bench/step_throughput.cpp). Both are linked with a step that
@@ -27,7 +28,8 @@
 #include <vector>
 
 #ifndef TOY_WORLD
-#error "compile with -DTOY_WORLD=<ranks> -DTOY_MODE=<0 ddp|2 zero2|3 zero3|4 hsdp>"
+#error                                                                         \
+    "compile with -DTOY_WORLD=<ranks> -DTOY_MODE=<0 ddp|2 zero2|3 zero3|4 hsdp>"
 #endif
 #ifndef TOY_HSDP_PARTIAL
 #define TOY_HSDP_PARTIAL 0
@@ -47,32 +49,39 @@
 
 namespace toy {
 
-constexpr int kIn = TOY_IN, kHid = TOY_HID, kOut = TOY_OUT, kBatch = TOY_BATCH, kK = 4;
+constexpr int kIn = TOY_IN, kHid = TOY_HID, kOut = TOY_OUT, kBatch = TOY_BATCH,
+              kK = 4;
 constexpr int kWorld = TOY_WORLD, kMode = TOY_MODE;
 constexpr bool kSharded = kMode != 0;
 /// HSDP: a [2, W/2] mesh, sharded along axis 1, replicated along axis 0.
 constexpr bool kHsdp = kMode == 4;
 /// hsdp-partial: no_sync keeps the intra-node reduce_scatter.
 constexpr bool kHsdpPartial = kHsdp && TOY_HSDP_PARTIAL;
-constexpr const char *kModeName = kMode == 0   ? "ddp"
-                                  : kMode == 2 ? "zero2"
-                                  : kMode == 3 ? "zero3"
+constexpr const char *kModeName = kMode == 0     ? "ddp"
+                                  : kMode == 2   ? "zero2"
+                                  : kMode == 3   ? "zero3"
                                   : kHsdpPartial ? "hsdp-partial"
                                                  : "hsdp";
 /// Ranks a parameter is sharded over, and this rank's shard.
 constexpr int kShards = !kSharded ? 1 : kHsdp ? kWorld / 2 : kWorld;
-inline int shardIndex(int rank) { return kHsdp ? rank % kShards : kSharded ? rank : 0; }
-static_assert(!kHsdp || (kWorld % 2 == 0 && kWorld >= 4), "hsdp needs an even world >= 4");
+inline int shardIndex(int rank) {
+  return kHsdp ? rank % kShards : kSharded ? rank : 0;
+}
+static_assert(!kHsdp || (kWorld % 2 == 0 && kWorld >= 4),
+              "hsdp needs an even world >= 4");
 /// Rows of dim 0 this rank holds of fc1 and fc2.
 constexpr int kLocalHid = kHid / kShards;
 constexpr int kLocalOut = kOut / kShards;
 /// Bytes of the four unsharded f32 gradients, and what the stash holds
 /// during a window: the unsharded gradients, or under hsdp-partial the ones
 /// already reduce-scattered within the node.
-constexpr int64_t kUnshardedBytes = 4 * (int64_t(kHid) * kIn + kHid + int64_t(kOut) * kHid + kOut);
-constexpr int64_t kStashBytes = kHsdpPartial ? kUnshardedBytes / kShards : kUnshardedBytes;
+constexpr int64_t kUnshardedBytes =
+    4 * (int64_t(kHid) * kIn + kHid + int64_t(kOut) * kHid + kOut);
+constexpr int64_t kStashBytes =
+    kHsdpPartial ? kUnshardedBytes / kShards : kUnshardedBytes;
 /// The parameters in argument order, and the elements this rank holds of each.
-constexpr const char *kParamNames[4] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+constexpr const char *kParamNames[4] = {"fc1.weight", "fc1.bias", "fc2.weight",
+                                        "fc2.bias"};
 constexpr int64_t kLocalCounts[4] = {int64_t(kLocalHid) * kIn, kLocalHid,
                                      int64_t(kLocalOut) * kHid, kLocalOut};
 static_assert(kHid % kShards == 0 && kOut % kShards == 0,
@@ -92,7 +101,9 @@ struct Rng {
 struct Params {
   std::vector<double> w1, b1, w2, b2;
   /// In argument order (kParamNames).
-  std::vector<double> &operator[](int i) { return i == 0 ? w1 : i == 1 ? b1 : i == 2 ? w2 : b2; }
+  std::vector<double> &operator[](int i) {
+    return i == 0 ? w1 : i == 1 ? b1 : i == 2 ? w2 : b2;
+  }
 };
 /// Rows (dim 0, the sharded one) and elements per row of each parameter.
 constexpr int kRows[4] = {kHid, kHid, kOut, kOut}, kCols[4] = {kIn, 1, kHid, 1};
@@ -101,10 +112,14 @@ inline Params initParams(uint64_t seed) {
   Rng rng(seed);
   Params p{std::vector<double>(size_t(kHid) * kIn), std::vector<double>(kHid),
            std::vector<double>(size_t(kOut) * kHid), std::vector<double>(kOut)};
-  for (double &v : p.w1) v = rng.next(1 / std::sqrt(double(kIn)));
-  for (double &v : p.b1) v = rng.next(1 / std::sqrt(double(kIn)));
-  for (double &v : p.w2) v = rng.next(1 / std::sqrt(double(kHid)));
-  for (double &v : p.b2) v = rng.next(1 / std::sqrt(double(kHid)));
+  for (double &v : p.w1)
+    v = rng.next(1 / std::sqrt(double(kIn)));
+  for (double &v : p.b1)
+    v = rng.next(1 / std::sqrt(double(kIn)));
+  for (double &v : p.w2)
+    v = rng.next(1 / std::sqrt(double(kHid)));
+  for (double &v : p.b2)
+    v = rng.next(1 / std::sqrt(double(kHid)));
   return p;
 }
 
@@ -114,13 +129,16 @@ inline void data(uint64_t seed, int window, int rank, std::vector<double> &x,
   Rng rng(seed * 1000003 + window * 1009 + rank + 17);
   x.resize(size_t(micro) * kBatch * kIn);
   y.resize(size_t(micro) * kBatch * kOut);
-  for (double &v : x) v = rng.next(1);
-  for (double &v : y) v = rng.next(1);
+  for (double &v : x)
+    v = rng.next(1);
+  for (double &v : y)
+    v = rng.next(1);
 }
 
 /// The rows of dim 0 this rank holds of a parameter with `rows` rows.
 template <typename T>
-std::vector<T> shardOf(const std::vector<double> &full, int rows, int cols, int rank) {
+std::vector<T> shardOf(const std::vector<double> &full, int rows, int cols,
+                       int rank) {
   int local = rows / kShards;
   int first = shardIndex(rank) * local;
   return std::vector<T>(full.begin() + size_t(first) * cols,
@@ -131,7 +149,8 @@ std::vector<T> shardOf(const std::vector<double> &full, int rows, int cols, int 
 using Shards = std::array<std::vector<float>, 4>;
 inline Shards shardsOf(Params &p, int rank) {
   Shards s;
-  for (int i = 0; i < 4; ++i) s[i] = shardOf<float>(p[i], kRows[i], kCols[i], rank);
+  for (int i = 0; i < 4; ++i)
+    s[i] = shardOf<float>(p[i], kRows[i], kCols[i], rank);
   return s;
 }
 
@@ -159,14 +178,21 @@ constexpr int64_t kGathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
 /// The step's arguments for micro-batch `micro`: the shards, then its rows
 /// of the window's inputs `x` and targets `y` (the compiled functions take
 /// identity layouts, so a slice is passed by its start pointer).
-inline void arguments(Shards &shards, std::vector<float> &x, std::vector<float> &y, int micro,
+inline void arguments(Shards &shards, std::vector<float> &x,
+                      std::vector<float> &y, int micro,
                       std::vector<float *> &args) {
-  args = {shards[0].data(), shards[1].data(), shards[2].data(), shards[3].data(),
-          x.data() + size_t(micro) * kBatch * kIn, y.data() + size_t(micro) * kBatch * kOut};
+  args = {shards[0].data(),
+          shards[1].data(),
+          shards[2].data(),
+          shards[3].data(),
+          x.data() + size_t(micro) * kBatch * kIn,
+          y.data() + size_t(micro) * kBatch * kOut};
 }
 
 /// The sync step's results: the loss, then the gradients in argument order.
-inline llvm::ArrayRef<float> gradOf(const dist_step::Results &r, int i) { return r.values(1 + i); }
+inline llvm::ArrayRef<float> gradOf(const dist_step::Results &r, int i) {
+  return r.values(1 + i);
+}
 inline float lossOf(const dist_step::Results &r) { return r.values(0)[0]; }
 
 /// The descriptors of the C interface.
@@ -182,11 +208,13 @@ struct SyncResults {
 
 } // namespace toy
 
-extern "C" void _mlir_ciface_step(toy::SyncResults *, toy::Matrix *w1, toy::Vector *b1,
-                                  toy::Matrix *w2, toy::Vector *b2, toy::Matrix *x,
+extern "C" void _mlir_ciface_step(toy::SyncResults *, toy::Matrix *w1,
+                                  toy::Vector *b1, toy::Matrix *w2,
+                                  toy::Vector *b2, toy::Matrix *x,
                                   toy::Matrix *y);
-extern "C" void _mlir_ciface_step_no_sync(toy::Vector *loss, toy::Matrix *w1, toy::Vector *b1,
-                                          toy::Matrix *w2, toy::Vector *b2, toy::Matrix *x,
+extern "C" void _mlir_ciface_step_no_sync(toy::Vector *loss, toy::Matrix *w1,
+                                          toy::Vector *b1, toy::Matrix *w2,
+                                          toy::Vector *b2, toy::Matrix *x,
                                           toy::Matrix *y);
 
 namespace toy {

@@ -47,9 +47,11 @@ constexpr double kLr = 1e-3;
 /// `rows` samples in double precision, each sample's term scaled by `norm`
 /// (1 / (rows * kOut) is the full-batch mean). Returns the loss.
 double reference(const Params &p, const std::vector<double> &x,
-                 const std::vector<double> &y, int rows, double norm, Params &grad) {
-  grad = Params{std::vector<double>(p.w1.size()), std::vector<double>(p.b1.size()),
-                std::vector<double>(p.w2.size()), std::vector<double>(p.b2.size())};
+                 const std::vector<double> &y, int rows, double norm,
+                 Params &grad) {
+  grad = Params{
+      std::vector<double>(p.w1.size()), std::vector<double>(p.b1.size()),
+      std::vector<double>(p.w2.size()), std::vector<double>(p.b2.size())};
   const double c = std::sqrt(2 / M_PI), k = 0.044715;
   double loss = 0;
   std::vector<double> h(kHid), a(kHid), o(kOut), dout(kOut), da(kHid);
@@ -57,29 +59,34 @@ double reference(const Params &p, const std::vector<double> &x,
     const double *xr = &x[r * kIn], *yr = &y[r * kOut];
     for (int j = 0; j < kHid; ++j) {
       double s = p.b1[j];
-      for (int i = 0; i < kIn; ++i) s += xr[i] * p.w1[j * kIn + i];
+      for (int i = 0; i < kIn; ++i)
+        s += xr[i] * p.w1[j * kIn + i];
       h[j] = s;
       a[j] = 0.5 * s * (1 + std::tanh(c * (s + k * s * s * s)));
     }
     for (int q = 0; q < kOut; ++q) {
       double s = p.b2[q];
-      for (int j = 0; j < kHid; ++j) s += a[j] * p.w2[q * kHid + j];
+      for (int j = 0; j < kHid; ++j)
+        s += a[j] * p.w2[q * kHid + j];
       o[q] = s;
       double d = s - yr[q];
       loss += d * d * norm;
       dout[q] = 2 * d * norm;
       grad.b2[q] += dout[q];
-      for (int j = 0; j < kHid; ++j) grad.w2[q * kHid + j] += dout[q] * a[j];
+      for (int j = 0; j < kHid; ++j)
+        grad.w2[q * kHid + j] += dout[q] * a[j];
     }
     for (int j = 0; j < kHid; ++j) {
       double s = 0;
-      for (int q = 0; q < kOut; ++q) s += dout[q] * p.w2[q * kHid + j];
+      for (int q = 0; q < kOut; ++q)
+        s += dout[q] * p.w2[q * kHid + j];
       double t = std::tanh(c * (h[j] + k * h[j] * h[j] * h[j]));
       double dg = 0.5 * (1 + t) +
                   0.5 * h[j] * (1 - t * t) * c * (1 + 3 * k * h[j] * h[j]);
       da[j] = s * dg;
       grad.b1[j] += da[j];
-      for (int i = 0; i < kIn; ++i) grad.w1[j * kIn + i] += da[j] * xr[i];
+      for (int i = 0; i < kIn; ++i)
+        grad.w1[j * kIn + i] += da[j] * xr[i];
     }
   }
   return loss;
@@ -108,8 +115,9 @@ struct Checker {
       }
     }
     char detail[256];
-    std::snprintf(detail, sizeof(detail), "%s: element %zu is %.9g, expected %.9g",
-                  what.c_str(), at, double(a[at]), b[at]);
+    std::snprintf(detail, sizeof(detail),
+                  "%s: element %zu is %.9g, expected %.9g", what.c_str(), at,
+                  double(a[at]), b[at]);
     expect(worst <= 0, detail);
   }
 };
@@ -117,7 +125,8 @@ struct Checker {
 /// A call the linked step cannot make (its signature does not match the
 /// functions) fails alike on every rank.
 int stepFailed(int rank, llvm::Error error) {
-  std::fprintf(stderr, "toy-train: rank %d: %s\n", rank, llvm::toString(std::move(error)).c_str());
+  std::fprintf(stderr, "toy-train: rank %d: %s\n", rank,
+               llvm::toString(std::move(error)).c_str());
   return 1;
 }
 
@@ -133,14 +142,15 @@ int main(int argc, char **argv) {
       llvm::cl::init(7), llvm::cl::cat(category));
   llvm::cl::opt<bool> randomKOpt(
       "random-k",
-      llvm::cl::desc("draw each window's number of micro-batches from 1..2K (the step's "
-                     "loss keeps its 1/K scale; the reference scales alike)"),
+      llvm::cl::desc(
+          "draw each window's number of micro-batches from 1..2K (the step's "
+          "loss keeps its 1/K scale; the reference scales alike)"),
       llvm::cl::init(false), llvm::cl::cat(category));
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
-      "ToyModel gradient-accumulation parity (" + std::string(kModeName) + ", " +
-          std::to_string(kWorld) + " ranks, K = " + std::to_string(kK) +
+      "ToyModel gradient-accumulation parity (" + std::string(kModeName) +
+          ", " + std::to_string(kWorld) + " ranks, K = " + std::to_string(kK) +
           ")\n\nRun under mpirun -np " + std::to_string(kWorld) +
           ". Prints loss, gradient checksums, runtime statistics and\n"
           "throughput; ends with `N passed, M failed` over all ranks.\n");
@@ -164,10 +174,14 @@ int main(int argc, char **argv) {
   Rng windowRng(seed + 99); // the same on every rank
 
   for (int window = 0; window < windows; ++window) {
-    std::string tag = std::string(kModeName) + " window " + std::to_string(window);
+    std::string tag =
+        std::string(kModeName) + " window " + std::to_string(window);
     // Micro-batches in this window: K, or 1..2K with --random-k.
-    const int micro = randomKOpt ? 1 + int((windowRng.next(1) + 1) / 2 * 2 * kK) % (2 * kK) : kK;
-    if (randomKOpt) tag += " (" + std::to_string(micro) + " micro-batches)";
+    const int micro =
+        randomKOpt ? 1 + int((windowRng.next(1) + 1) / 2 * 2 * kK) % (2 * kK)
+                   : kK;
+    if (randomKOpt)
+      tag += " (" + std::to_string(micro) + " micro-batches)";
     std::vector<double> xd, yd;
     data(seed, window, rank, xd, yd, micro);
     std::vector<float> x(xd.begin(), xd.end()), y(yd.begin(), yd.end());
@@ -180,7 +194,8 @@ int main(int argc, char **argv) {
     std::optional<dist_step::Results> sync;
     Stats windowStart, before;
     auto start = std::chrono::steady_clock::now();
-    auto checkMicroStep = [&](const dist_step::MicroStep &m, dist_step::Results &r) {
+    auto checkMicroStep = [&](const dist_step::MicroStep &m,
+                              dist_step::Results &r) {
       lossSum += lossOf(r);
       Stats after;
       const int k = m.index;
@@ -188,34 +203,42 @@ int main(int argc, char **argv) {
       int64_t gathers = after.gathers() - before.gathers();
       int64_t scatters = after.reduceScatters() - before.reduceScatters();
       if (!m.last()) {
-        check.expect(grads == 0, tag + ": no_sync micro-step " + std::to_string(k) +
-                                     " ran " + std::to_string(grads) + " gradient collectives");
+        check.expect(grads == 0, tag + ": no_sync micro-step " +
+                                     std::to_string(k) + " ran " +
+                                     std::to_string(grads) +
+                                     " gradient collectives");
         if (kHsdp)
           check.expect(scatters == kNoSyncReduceScatters,
-                       tag + ": no_sync micro-step " + std::to_string(k) + " ran " +
-                           std::to_string(scatters) + " reduce_scatters, expected " +
+                       tag + ": no_sync micro-step " + std::to_string(k) +
+                           " ran " + std::to_string(scatters) +
+                           " reduce_scatters, expected " +
                            std::to_string(kNoSyncReduceScatters));
         if (k == micro - 2)
           check.expect(after.s.stash_bytes == kStashBytes,
-                       tag + ": stash holds " + std::to_string(after.s.stash_bytes) +
+                       tag + ": stash holds " +
+                           std::to_string(after.s.stash_bytes) +
                            " bytes, expected " + std::to_string(kStashBytes) +
                            (kHsdpPartial ? " (the node-sharded gradients)"
                                          : " (the unsharded gradients)"));
       } else {
-        check.expect(grads == 4, tag + ": the sync step ran " + std::to_string(grads) +
-                                     " gradient collectives, expected one per parameter (4)");
+        check.expect(
+            grads == 4,
+            tag + ": the sync step ran " + std::to_string(grads) +
+                " gradient collectives, expected one per parameter (4)");
         if (kHsdp)
           check.expect(scatters == kSyncReduceScatters,
                        tag + ": the sync step ran " + std::to_string(scatters) +
-                           " reduce_scatters, expected " + std::to_string(kSyncReduceScatters));
+                           " reduce_scatters, expected " +
+                           std::to_string(kSyncReduceScatters));
         check.expect(after.s.stash_bytes == 0,
                      tag + ": " + std::to_string(after.s.stash_bytes) +
                          " stash bytes held after the sync step");
         sync = std::move(r);
       }
       check.expect(gathers == kGathersPerStep,
-                   tag + ": micro-step " + std::to_string(k) + " ran " + std::to_string(gathers) +
-                       " all_gathers, expected " + std::to_string(kGathersPerStep));
+                   tag + ": micro-step " + std::to_string(k) + " ran " +
+                       std::to_string(gathers) + " all_gathers, expected " +
+                       std::to_string(kGathersPerStep));
     };
     if (llvm::Error error = dist_step::runWindow(
             step, dist_step::Schedule::OneRound, micro,
@@ -229,34 +252,40 @@ int main(int argc, char **argv) {
     // allocations), so throughput counts the later windows when there are any.
     const bool timed = window > 0 || windows == 1;
     if (timed)
-      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      seconds += std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
     const int64_t windowBytes = Stats().gradBytes() - windowStart.gradBytes();
     noSyncGradBytes += windowBytes;
-    if (timed) timedSamples += int64_t(micro) * kBatch;
+    if (timed)
+      timedSamples += int64_t(micro) * kBatch;
 
     // Always-sync accumulation of the same window (the stash is empty, so
     // @step is the ordinary synchronized backward).
     std::vector<std::vector<float>> always;
-    for (int64_t n : kLocalCounts) always.emplace_back(n, 0.f);
+    for (int64_t n : kLocalCounts)
+      always.emplace_back(n, 0.f);
     Stats alwaysStart;
     auto alwaysBegin = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
             step, dist_step::Schedule::AlwaysSync, micro,
             {args, [&](const dist_step::MicroStep &, dist_step::Results &r) {
                for (int p = 0; p < 4; ++p)
-                 for (int64_t i = 0; i < kLocalCounts[p]; ++i) always[p][i] += gradOf(r, p)[i];
+                 for (int64_t i = 0; i < kLocalCounts[p]; ++i)
+                   always[p][i] += gradOf(r, p)[i];
              }}))
       return stepFailed(rank, std::move(error));
 
     if (timed)
-      alwaysSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                     alwaysBegin).count();
+      alwaysSeconds += std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - alwaysBegin)
+                           .count();
     const int64_t alwaysBytes = Stats().gradBytes() - alwaysStart.gradBytes();
     alwaysGradBytes += alwaysBytes;
     check.expect(alwaysBytes == micro * windowBytes,
                  tag + ": always-sync moved " + std::to_string(alwaysBytes) +
-                     " gradient bytes, not " + std::to_string(micro) + " x the one round's " +
-                     std::to_string(windowBytes));
+                     " gradient bytes, not " + std::to_string(micro) +
+                     " x the one round's " + std::to_string(windowBytes));
 
     // The reference: one full-batch backward over every rank's data, each
     // sample's term scaled as the step scales it: 1 / (batch * out * K) per
@@ -276,28 +305,34 @@ int main(int argc, char **argv) {
     double rankLoss = reference(ref, xd, yd, micro * kBatch, norm, mine);
 
     for (int p = 0; p < 4; ++p)
-      check.close(gradOf(*sync, p).data(), shardOf<double>(g[p], kRows[p], kCols[p], rank), 5e-5,
-                  5e-3, tag + ": " + kParamNames[p] + " vs full batch");
+      check.close(gradOf(*sync, p).data(),
+                  shardOf<double>(g[p], kRows[p], kCols[p], rank), 5e-5, 5e-3,
+                  tag + ": " + kParamNames[p] + " vs full batch");
     for (int p = 0; p < 4; ++p)
-      check.close(gradOf(*sync, p).data(), std::vector<double>(always[p].begin(), always[p].end()),
-                  1e-5, 1.3e-6, tag + ": " + kParamNames[p] + " vs always-sync");
-    check.expect(std::fabs(lossSum - rankLoss) <= 1e-4 + 1e-4 * std::fabs(rankLoss),
-                 tag + ": micro-batch losses sum to " + std::to_string(lossSum) +
-                     ", full batch " + std::to_string(rankLoss));
+      check.close(gradOf(*sync, p).data(),
+                  std::vector<double>(always[p].begin(), always[p].end()), 1e-5,
+                  1.3e-6, tag + ": " + kParamNames[p] + " vs always-sync");
+    check.expect(
+        std::fabs(lossSum - rankLoss) <= 1e-4 + 1e-4 * std::fabs(rankLoss),
+        tag + ": micro-batch losses sum to " + std::to_string(lossSum) +
+            ", full batch " + std::to_string(rankLoss));
 
     double checksum = 0;
     for (int p : {0, 2})
-      for (float v : gradOf(*sync, p)) checksum += v;
+      for (float v : gradOf(*sync, p))
+        checksum += v;
     if (rank == 0)
-      std::printf("%s: loss %.6f, full-batch loss %.6f, weight-gradient checksum "
-                  "(rank 0 shard) %.9f\n",
-                  tag.c_str(), lossSum, rankLoss, checksum);
+      std::printf(
+          "%s: loss %.6f, full-batch loss %.6f, weight-gradient checksum "
+          "(rank 0 shard) %.9f\n",
+          tag.c_str(), lossSum, rankLoss, checksum);
 
     // SGD on the shard; the reference steps with its own gradient.
     for (int p = 0; p < 4; ++p) {
       for (int64_t i = 0; i < kLocalCounts[p]; ++i)
         shards[p][i] -= float(kLr * gradOf(*sync, p)[i]);
-      for (size_t i = 0; i < ref[p].size(); ++i) ref[p][i] -= kLr * g[p][i];
+      for (size_t i = 0; i < ref[p].size(); ++i)
+        ref[p][i] -= kLr * g[p][i];
     }
   }
 
@@ -306,19 +341,24 @@ int main(int argc, char **argv) {
   int64_t counts[2] = {check.passed, check.failed}, total[2];
   distrt_check(distrt_all_reduce(0, counts, total, 2, DISTRT_I64, DISTRT_SUM));
   if (rank == 0) {
-    std::printf("stats (rank 0): all_gather %lld calls, reduce_scatter %lld, all_reduce %lld, "
+    std::printf("stats (rank 0): all_gather %lld calls, reduce_scatter %lld, "
+                "all_reduce %lld, "
                 "stash peak %lld bytes\n",
-                (long long)s.calls[0], (long long)s.calls[1], (long long)s.calls[2],
-                (long long)s.stash_peak_bytes);
+                (long long)s.calls[0], (long long)s.calls[1],
+                (long long)s.calls[2], (long long)s.stash_peak_bytes);
     int timedWindows = windows > 1 ? windows - 1 : 1;
     double tokens = double(timedSamples);
-    std::printf("throughput per rank over %d window(s)%s: no_sync %.0f samples/s, always-sync "
-                "%.0f samples/s (ratio %.3f; bench/step_throughput.py measures it properly); "
+    std::printf("throughput per rank over %d window(s)%s: no_sync %.0f "
+                "samples/s, always-sync "
+                "%.0f samples/s (ratio %.3f; bench/step_throughput.py measures "
+                "it properly); "
                 "gradient bytes per window: no_sync %lld, always-sync %lld\n",
-                timedWindows, windows > 1 ? " after the first" : "", tokens / seconds,
-                tokens / alwaysSeconds, alwaysSeconds / seconds,
-                (long long)(noSyncGradBytes / windows), (long long)(alwaysGradBytes / windows));
-    std::printf("%lld passed, %lld failed\n", (long long)total[0], (long long)total[1]);
+                timedWindows, windows > 1 ? " after the first" : "",
+                tokens / seconds, tokens / alwaysSeconds,
+                alwaysSeconds / seconds, (long long)(noSyncGradBytes / windows),
+                (long long)(alwaysGradBytes / windows));
+    std::printf("%lld passed, %lld failed\n", (long long)total[0],
+                (long long)total[1]);
   }
   distrt_check(distrt_finalize());
   return total[1] ? 1 : 0;

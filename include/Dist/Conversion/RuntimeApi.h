@@ -1,4 +1,5 @@
-//===- RuntimeApi.h - the runtime's C API as the lowering sees it -*- C++ -*-===//
+//===- RuntimeApi.h - the runtime's C API as the lowering sees it -*- C++
+//-*-===//
 //
 // The compiler side of the compiler↔runtime contract. The runtime's C header
 // (runtime/include/dist_runtime/dist_runtime.h) is the one source: entry

@@ -1,4 +1,5 @@
-//===- CollectiveTraits.h - what each collective is, in one table -*- C++ -*-===//
+//===- CollectiveTraits.h - what each collective is, in one table -*- C++
+//-*-===//
 //
 // The facts about each kind of collective that the verifier, the passes, the
 // communication report and the lowering all need: its name, how its result

@@ -4,8 +4,8 @@
 #define DIST_IR_DISTOPS_H
 
 #include "Dist/IR/CollectiveTraits.h"
-#include "Dist/IR/DistEnums.h"
 #include "Dist/IR/DistDialect.h"
+#include "Dist/IR/DistEnums.h"
 #include "Dist/IR/DistTypes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -40,15 +40,15 @@ ParameterOp lookupParameter(Operation *from, FlatSymbolRefAttr param,
 
 /// `axes` of `mesh` with "all axes" (empty) spelled out, so that two
 /// spellings of one group compare equal.
-SmallVector<int64_t> getSpelledAxes(Operation *from, FlatSymbolRefAttr mesh,
-                                    ArrayRef<int64_t> axes,
-                                    SymbolTableCollection *symbolTable = nullptr);
+SmallVector<int64_t>
+getSpelledAxes(Operation *from, FlatSymbolRefAttr mesh, ArrayRef<int64_t> axes,
+               SymbolTableCollection *symbolTable = nullptr);
 
 /// The number of ranks of `mesh` along `axes` (all axes when empty), or
 /// std::nullopt when the mesh is missing or the axes are invalid.
-std::optional<int64_t> getGroupSize(Operation *from, FlatSymbolRefAttr mesh,
-                                    ArrayRef<int64_t> axes,
-                                    SymbolTableCollection *symbolTable = nullptr);
+std::optional<int64_t>
+getGroupSize(Operation *from, FlatSymbolRefAttr mesh, ArrayRef<int64_t> axes,
+             SymbolTableCollection *symbolTable = nullptr);
 
 /// The runtime's `distrt_dtype` (dist_runtime.h) for element type `type`
 /// (f32, f64, f16, bf16, signless i32 and i64); std::nullopt for others.

@@ -1,4 +1,5 @@
-//===- GradSyncPlan.h - how a parameter's gradient is synchronized -*- C++ -*-===//
+//===- GradSyncPlan.h - how a parameter's gradient is synchronized -*- C++
+//-*-===//
 //
 // The one description of a gradient sync, derived from a `dist.parameter`:
 // the averaging factor and the collectives, in order, with their groups and

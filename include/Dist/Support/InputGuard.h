@@ -1,4 +1,5 @@
-//===- InputGuard.h - reject input the MLIR parser cannot survive -*- C++ -*-===//
+//===- InputGuard.h - reject input the MLIR parser cannot survive -*- C++
+//-*-===//
 //
 // Some input crashes MLIR 22's own parser (mlir-opt-22 too), so the tools
 // check for it before parsing and answer with a located error:
@@ -11,7 +12,8 @@
 //   linalg.reduce, linalg.broadcast and linalg.transpose. Their parsers store
 //   what DenseI64ArrayAttr::parse returns without checking it, and it returns
 //   a null attribute on anything but `[` int64 integers `]` (SIGSEGV in
-//   NamedAttrList::set; found by fuzz/dist-fuzz; test/Tools/linalg-int-lists.mlir).
+//   NamedAttrList::set; found by fuzz/dist-fuzz;
+//   test/Tools/linalg-int-lists.mlir).
 // - A dense array of `index` (`array<index: 1>`): the parser asks index for
 //   its float width (SIGSEGV in FloatType::getWidth; found by
 //   fuzz/dist-fuzz-mutate; test/Tools/dense-array-index.mlir).
@@ -38,7 +40,8 @@ const char *findExcessiveNesting(llvm::StringRef text, unsigned limit);
 
 /// Prints "file:line:col: error: ..." to stderr and returns false if `buffer`
 /// nests deeper than `limit`.
-bool checkNesting(llvm::MemoryBufferRef buffer, unsigned limit = kDefaultMaxNesting);
+bool checkNesting(llvm::MemoryBufferRef buffer,
+                  unsigned limit = kDefaultMaxNesting);
 
 /// The first token of `text` that MLIR 22's parser would crash on, other
 /// than nesting, or nullptr; strings and `//` comments are skipped:
@@ -48,7 +51,8 @@ bool checkNesting(llvm::MemoryBufferRef buffer, unsigned limit = kDefaultMaxNest
 ///   integers (decimal or hex, or true/false) `]`;
 /// - `index` as the element type of `array<...>`.
 /// When one is found and `message` is given, it gets the error to print.
-const char *findParserCrash(llvm::StringRef text, std::string *message = nullptr);
+const char *findParserCrash(llvm::StringRef text,
+                            std::string *message = nullptr);
 
 /// Prints "file:line:col: error: ..." to stderr and returns false if
 /// `buffer` holds what findParserCrash finds.

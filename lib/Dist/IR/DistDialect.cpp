@@ -21,8 +21,8 @@ static FailureOr<ParameterOp> resolveTie(Operation *op, FlatSymbolRefAttr ref,
                                          SymbolTableCollection *symbolTable) {
   ParameterOp param = lookupParameter(op, ref, symbolTable);
   if (!param)
-    return emitErrorAt(op) << "'" << attrName << "' on " << where << " names " << ref
-                           << ", which is not a dist.parameter";
+    return emitErrorAt(op) << "'" << attrName << "' on " << where << " names "
+                           << ref << ", which is not a dist.parameter";
   return param;
 }
 
@@ -32,15 +32,16 @@ static LogicalResult verifyArgTie(FunctionOpInterface func, unsigned index,
                                   FlatSymbolRefAttr ref,
                                   SymbolTableCollection *symbolTable) {
   std::string where = "argument #" + std::to_string(index);
-  FailureOr<ParameterOp> param =
-      resolveTie(func, ref, DistDialect::getParamAttrName(), where, symbolTable);
+  FailureOr<ParameterOp> param = resolveTie(
+      func, ref, DistDialect::getParamAttrName(), where, symbolTable);
   if (failed(param))
     return failure();
   Type argType = func.getArgumentTypes()[index];
   if (argType != param->getLocalType())
-    return emitErrorAt(func) << "expected " << where << " tied to "
-                             << SymbolRefAttr::get(param->getSymNameAttr()) << " to have type "
-                             << param->getLocalType() << ", but got " << argType;
+    return emitErrorAt(func)
+           << "expected " << where << " tied to "
+           << SymbolRefAttr::get(param->getSymNameAttr()) << " to have type "
+           << param->getLocalType() << ", but got " << argType;
   return success();
 }
 
@@ -58,10 +59,11 @@ static LogicalResult verifyResultTie(FunctionOpInterface func, unsigned index,
   Type resultType = func.getResultTypes()[index];
   RankedTensorType unsharded = param->getUnshardedType(symbolTable);
   if (resultType != unsharded && resultType != param->getLocalType())
-    return emitErrorAt(func) << "expected " << where << ", the gradient of "
-                             << SymbolRefAttr::get(param->getSymNameAttr()) << ", to have type "
-                             << unsharded << " (local) or " << param->getLocalType()
-                             << " (synced), but got " << resultType;
+    return emitErrorAt(func)
+           << "expected " << where << ", the gradient of "
+           << SymbolRefAttr::get(param->getSymNameAttr()) << ", to have type "
+           << unsharded << " (local) or " << param->getLocalType()
+           << " (synced), but got " << resultType;
   return success();
 }
 
@@ -69,16 +71,20 @@ namespace {
 /// Checks every tie of a func.func with the symbol table the module's
 /// verifier shares among all symbol users.
 struct FuncTieVerifier
-    : public SymbolUserOpInterface::ExternalModel<FuncTieVerifier, func::FuncOp> {
-  LogicalResult verifySymbolUses(Operation *op, SymbolTableCollection &symbolTable) const {
+    : public SymbolUserOpInterface::ExternalModel<FuncTieVerifier,
+                                                  func::FuncOp> {
+  LogicalResult verifySymbolUses(Operation *op,
+                                 SymbolTableCollection &symbolTable) const {
     auto func = cast<FunctionOpInterface>(op);
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      if (auto ref = func.getArgAttrOfType<FlatSymbolRefAttr>(i, DistDialect::getParamAttrName()))
+      if (auto ref = func.getArgAttrOfType<FlatSymbolRefAttr>(
+              i, DistDialect::getParamAttrName()))
         if (failed(verifyArgTie(func, i, ref, &symbolTable)))
           return failure();
     llvm::DenseMap<Attribute, unsigned> tiedResult;
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-      auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(i, DistDialect::getGradAttrName());
+      auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
+          i, DistDialect::getGradAttrName());
       if (!ref)
         continue;
       if (failed(verifyResultTie(func, i, ref, &symbolTable)))
@@ -87,10 +93,11 @@ struct FuncTieVerifier
       // the sync step could not tell which one carries the window.
       auto [it, inserted] = tiedResult.try_emplace(ref, i);
       if (!inserted)
-        return emitErrorAt(func) << "expected one result tied to " << ref << ", but results #"
-                                 << it->second << " and #" << i
-                                 << " both are: add the gradients of a tied weight before "
-                                    "returning them";
+        return emitErrorAt(func)
+               << "expected one result tied to " << ref << ", but results #"
+               << it->second << " and #" << i
+               << " both are: add the gradients of a tied weight before "
+                  "returning them";
     }
     return success();
   }
@@ -110,20 +117,22 @@ void DistDialect::initialize() {
 /// The form of a tie: a flat symbol reference on a function argument or
 /// result. What it names is checked here only for functions other than
 /// func.func, which FuncTieVerifier checks with a shared symbol table.
-static FailureOr<FlatSymbolRefAttr> checkTieForm(Operation *op, NamedAttribute attr,
-                                                 StringRef expectedName, StringRef position,
-                                                 StringRef where) {
+static FailureOr<FlatSymbolRefAttr>
+checkTieForm(Operation *op, NamedAttribute attr, StringRef expectedName,
+             StringRef position, StringRef where) {
   if (attr.getName() != expectedName)
-    return emitErrorAt(op) << "'" << attr.getName().getValue() << "' is not a dist " << position
+    return emitErrorAt(op) << "'" << attr.getName().getValue()
+                           << "' is not a dist " << position
                            << " attribute (expected '" << expectedName << "')";
   if (!isa<FunctionOpInterface>(op))
-    return emitErrorAt(op) << "'" << attr.getName().getValue() << "' is only valid on function "
-                           << position << "s";
+    return emitErrorAt(op) << "'" << attr.getName().getValue()
+                           << "' is only valid on function " << position << "s";
   auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
   if (!ref)
-    return emitErrorAt(op) << "expected '" << attr.getName().getValue() << "' on " << where
-                           << " to be a symbol reference to a dist.parameter, but got "
-                           << attr.getValue();
+    return emitErrorAt(op)
+           << "expected '" << attr.getName().getValue() << "' on " << where
+           << " to be a symbol reference to a dist.parameter, but got "
+           << attr.getValue();
   return ref;
 }
 
@@ -131,8 +140,9 @@ LogicalResult DistDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned /*regionIndex*/,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
-  FailureOr<FlatSymbolRefAttr> ref = checkTieForm(
-      op, attr, getParamAttrName(), "argument", "argument #" + std::to_string(argIndex));
+  FailureOr<FlatSymbolRefAttr> ref =
+      checkTieForm(op, attr, getParamAttrName(), "argument",
+                   "argument #" + std::to_string(argIndex));
   if (failed(ref))
     return failure();
   if (isa<func::FuncOp>(op))
@@ -144,13 +154,15 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned /*regionIndex*/,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
-  FailureOr<FlatSymbolRefAttr> ref = checkTieForm(
-      op, attr, getGradAttrName(), "result", "result #" + std::to_string(resultIndex));
+  FailureOr<FlatSymbolRefAttr> ref =
+      checkTieForm(op, attr, getGradAttrName(), "result",
+                   "result #" + std::to_string(resultIndex));
   if (failed(ref))
     return failure();
   if (isa<func::FuncOp>(op))
     return success();
-  return verifyResultTie(cast<FunctionOpInterface>(op), resultIndex, *ref, nullptr);
+  return verifyResultTie(cast<FunctionOpInterface>(op), resultIndex, *ref,
+                         nullptr);
 }
 
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,

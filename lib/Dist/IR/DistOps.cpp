@@ -68,8 +68,8 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr mesh,
                                       StringRef what = "mesh axes") {
   MeshOp meshOp = lookupMesh(op, mesh, &symbolTable);
   if (!meshOp)
-    return op->emitOpError() << "expected " << mesh
-                             << " to name a dist.mesh, but it does not";
+    return op->emitOpError()
+           << "expected " << mesh << " to name a dist.mesh, but it does not";
   int64_t rank = meshOp.getShape().size();
   for (int64_t axis : axes)
     if (axis < 0 || axis >= rank)
@@ -93,14 +93,13 @@ static LogicalResult verifyAllButDim(Operation *op, RankedTensorType operand,
                                      RankedTensorType result, int64_t dim,
                                      StringRef dimName) {
   if (operand.getElementType() != result.getElementType())
-    return op->emitOpError()
-           << "expected the result element type to be "
-           << operand.getElementType() << ", but got "
-           << result.getElementType();
+    return op->emitOpError() << "expected the result element type to be "
+                             << operand.getElementType() << ", but got "
+                             << result.getElementType();
   if (operand.getRank() != result.getRank())
-    return op->emitOpError() << "expected the result rank to be "
-                             << operand.getRank() << ", but got "
-                             << result.getRank();
+    return op->emitOpError()
+           << "expected the result rank to be " << operand.getRank()
+           << ", but got " << result.getRank();
   if (dim < 0 || dim >= operand.getRank())
     return op->emitOpError() << "expected " << dimName << " in [0, "
                              << operand.getRank() << "), but got " << dim;
@@ -237,8 +236,8 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     int64_t dim0 = getLocalType().getDimSize(0);
     if (failed(gatheredDim(*this, 0, dim0, *getGroupSize(&symbolTable),
                            "unsharded")) ||
-        failed(detail::verifyRuntimeTensor(*this,
-                                           getUnshardedType(&symbolTable))))
+        failed(
+            detail::verifyRuntimeTensor(*this, getUnshardedType(&symbolTable))))
       return failure();
   }
   return success();
@@ -277,9 +276,9 @@ static LogicalResult verifyCollectiveExtent(CollectiveOpInterface op,
       return failure();
     if (*expected != out)
       return op->emitOpError()
-             << "expected result dim " << dim << " to be "
-             << dimStr(*expected) << " (input dim " << dimStr(in)
-             << " x group size " << size << "), but got " << dimStr(out);
+             << "expected result dim " << dim << " to be " << dimStr(*expected)
+             << " (input dim " << dimStr(in) << " x group size " << size
+             << "), but got " << dimStr(out);
     return success();
   }
   std::optional<int64_t> expected =
@@ -325,8 +324,8 @@ static LogicalResult verifyTiedInput(Operation *op, Value input,
       spelled(mesh, axes) == spelled(param.getMeshAttr(), param.getAxes()))
     return success();
   InFlightDiagnostic diag = op->emitOpError()
-                            << "expected to bring in " << ref
-                            << " (argument #" << arg.getArgNumber()
+                            << "expected to bring in " << ref << " (argument #"
+                            << arg.getArgNumber()
                             << " is tied to it) as it is declared: "
                             << (param.isSharded() ? "gathered along dim 0"
                                                   : "replicated")
@@ -345,9 +344,7 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyCollectiveExtent(*this, *size);
 }
 
-LogicalResult ReduceScatterOp::verify() {
-  return verifyCollectiveShape(*this);
-}
+LogicalResult ReduceScatterOp::verify() { return verifyCollectiveShape(*this); }
 
 LogicalResult
 ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -421,8 +418,7 @@ SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> size = verifyGroup(*this, symbolTable);
   if (succeeded(size) &&
       failed(verifyTiedInput(*this, getInput(), getMeshAttr(), getAxes(),
-                             getKind() == SyncKind::FullySharded,
-                             symbolTable)))
+                             getKind() == SyncKind::FullySharded, symbolTable)))
     return failure();
   if (failed(size) || getKind() == SyncKind::Replicated)
     return size;
@@ -470,10 +466,9 @@ static LogicalResult verifyStashType(Operation *op, FlatSymbolRefAttr paramRef,
   bool hybrid = !param.getReplicateAxes().empty();
   if (hybrid && type == param.getLocalType())
     return success();
-  InFlightDiagnostic diag = op->emitOpError()
-                            << "expected the stash of " << paramRef
-                            << " to have its unsharded gradient type "
-                            << unsharded;
+  InFlightDiagnostic diag =
+      op->emitOpError() << "expected the stash of " << paramRef
+                        << " to have its unsharded gradient type " << unsharded;
   if (hybrid)
     diag << " or its sharded type " << param.getLocalType();
   return diag << ", but got " << type;

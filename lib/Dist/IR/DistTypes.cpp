@@ -13,9 +13,8 @@ using namespace mlir::dist;
 #define GET_TYPEDEF_CLASSES
 #include "Dist/IR/DistOpsTypes.cpp.inc"
 
-LogicalResult
-FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
-                   Type valueType) {
+LogicalResult FutureType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 Type valueType) {
   // Memrefs appear once the program is bufferized.
   if (!isa<RankedTensorType, MemRefType>(valueType))
     return emitError() << "expected the payload of !dist.future to be a ranked "

@@ -34,10 +34,8 @@ static bool isPlainStatic(RankedTensorType type, std::string &why) {
   return true;
 }
 
-FailureOr<GradSyncPlan>
-mlir::dist::getGradSyncPlan(ParameterOp param,
-                            SymbolTableCollection *symbolTable,
-                            std::string &why) {
+FailureOr<GradSyncPlan> mlir::dist::getGradSyncPlan(
+    ParameterOp param, SymbolTableCollection *symbolTable, std::string &why) {
   GradSyncPlan plan;
   plan.param = param;
   plan.syncedType = param.getLocalType();
@@ -84,11 +82,11 @@ mlir::dist::getGradSyncPlan(ParameterOp param,
     }
     plan.localGradType = plan.syncedType.clone(shape);
   }
-  plan.stages.push_back(
-      {param.isSharded() ? CollectiveKind::ReduceScatter
-                         : CollectiveKind::AllReduce,
-       param.getAxesAttr(), *shardGroup, plan.localGradType, plan.syncedType,
-       /*onReplicateAxes=*/false});
+  plan.stages.push_back({param.isSharded() ? CollectiveKind::ReduceScatter
+                                           : CollectiveKind::AllReduce,
+                         param.getAxesAttr(), *shardGroup, plan.localGradType,
+                         plan.syncedType,
+                         /*onReplicateAxes=*/false});
   if (hybrid)
     plan.stages.push_back({CollectiveKind::AllReduce,
                            param.getReplicateAxesAttr(), *replicateGroup,
@@ -101,8 +99,7 @@ mlir::dist::getGradSyncPlan(ParameterOp param,
 // GradSyncOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-GradSyncOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult GradSyncOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   ParameterOp param = lookupParameter(*this, getParamAttr(), &symbolTable);
   if (!param)
     return emitOpError() << "expected " << getParamAttr()

@@ -15,9 +15,11 @@ namespace {
 /// Prints "file:line:col: error: message" for `at` in `buffer`.
 void report(MemoryBufferRef buffer, const char *at, const Twine &message) {
   SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(MemoryBuffer::getMemBuffer(buffer, /*RequiresNullTerminator=*/false),
-                               SMLoc());
-  sourceMgr.PrintMessage(errs(), SMLoc::getFromPointer(at), SourceMgr::DK_Error, message);
+  sourceMgr.AddNewSourceBuffer(
+      MemoryBuffer::getMemBuffer(buffer, /*RequiresNullTerminator=*/false),
+      SMLoc());
+  sourceMgr.PrintMessage(errs(), SMLoc::getFromPointer(at), SourceMgr::DK_Error,
+                         message);
 }
 
 /// A character of a bare identifier or keyword (MLIR's lexer: letters,
@@ -30,7 +32,8 @@ size_t skipTrivia(StringRef text, size_t i) {
     if (isSpace(text[i]))
       ++i;
     else if (text.substr(i).starts_with("//"))
-      while (i < text.size() && text[i] != '\n') ++i;
+      while (i < text.size() && text[i] != '\n')
+        ++i;
     else
       break;
   }
@@ -42,21 +45,28 @@ size_t skipTrivia(StringRef text, size_t i) {
 /// `tooLarge` says an integer was found but does not fit.
 size_t elementEnd(StringRef text, size_t i, bool &tooLarge) {
   size_t end = i;
-  while (end < text.size() && isIdChar(text[end])) ++end;
+  while (end < text.size() && isIdChar(text[end]))
+    ++end;
   StringRef word = text.slice(i, end);
-  if (word == "true" || word == "false") return end;
+  if (word == "true" || word == "false")
+    return end;
   bool negative = i < text.size() && text[i] == '-';
-  if (negative) i = skipTrivia(text, i + 1);
+  if (negative)
+    i = skipTrivia(text, i + 1);
   unsigned radix = 10;
   size_t digits = i;
-  if (text.substr(i).starts_with("0x") && i + 2 < text.size() && isHexDigit(text[i + 2])) {
+  if (text.substr(i).starts_with("0x") && i + 2 < text.size() &&
+      isHexDigit(text[i + 2])) {
     radix = 16;
     digits = i + 2;
   }
   end = digits;
-  while (end < text.size() && (radix == 16 ? isHexDigit(text[end]) : isDigit(text[end]))) ++end;
+  while (end < text.size() &&
+         (radix == 16 ? isHexDigit(text[end]) : isDigit(text[end])))
+    ++end;
   // `1.0`, `1e3`, `1x`: the lexer reads more than one token, or a float.
-  if (end == digits || (end < text.size() && isIdChar(text[end]))) return StringRef::npos;
+  if (end == digits || (end < text.size() && isIdChar(text[end])))
+    return StringRef::npos;
   uint64_t value = 0;
   tooLarge = text.slice(digits, end).getAsInteger(radix, value) ||
              value > uint64_t(INT64_MAX) + (negative ? 1 : 0);
@@ -67,15 +77,20 @@ size_t elementEnd(StringRef text, size_t i, bool &tooLarge) {
 /// does not continue `[` int64 integers `]`, or npos.
 size_t badListToken(StringRef text, size_t i, bool &tooLarge) {
   i = skipTrivia(text, i);
-  if (i >= text.size() || text[i] != '[') return i;
+  if (i >= text.size() || text[i] != '[')
+    return i;
   i = skipTrivia(text, i + 1);
-  if (i < text.size() && text[i] == ']') return StringRef::npos;
+  if (i < text.size() && text[i] == ']')
+    return StringRef::npos;
   for (;;) {
     size_t end = elementEnd(text, i, tooLarge);
-    if (end == StringRef::npos) return i;
+    if (end == StringRef::npos)
+      return i;
     i = skipTrivia(text, end);
-    if (i < text.size() && text[i] == ']') return StringRef::npos;
-    if (i >= text.size() || text[i] != ',') return i;
+    if (i < text.size() && text[i] == ']')
+      return StringRef::npos;
+    if (i >= text.size() || text[i] != ',')
+      return i;
     i = skipTrivia(text, i + 1);
   }
 }
@@ -89,25 +104,30 @@ const char *mlir::dist::findExcessiveNesting(StringRef text, unsigned limit) {
     char next = i + 1 < n ? text[i + 1] : '\0';
     if (c == '"') { // a string: up to the unescaped closing quote
       for (++i; i < n && text[i] != '"'; ++i)
-        if (text[i] == '\\') ++i;
+        if (text[i] == '\\')
+          ++i;
       continue;
     }
     if (c == '/' && next == '/') { // a comment: to the end of the line
-      while (i < n && text[i] != '\n') ++i;
+      while (i < n && text[i] != '\n')
+        ++i;
       continue;
     }
     bool opens = c == '(' || c == '[' || c == '{' || (c == '<' && next != '=');
     bool closes = c == ')' || c == ']' || c == '}' ||
                   (c == '>' && next != '=' && (i == 0 || text[i - 1] != '-'));
-    if (opens && ++depth > limit) return text.data() + i;
-    if (closes && depth) --depth;
+    if (opens && ++depth > limit)
+      return text.data() + i;
+    if (closes && depth)
+      --depth;
   }
   return nullptr;
 }
 
 bool mlir::dist::checkNesting(MemoryBufferRef buffer, unsigned limit) {
   const char *at = findExcessiveNesting(buffer.getBuffer(), limit);
-  if (!at) return true;
+  if (!at)
+    return true;
   report(buffer, at,
          "brackets nest deeper than " + Twine(limit) +
              " levels; the MLIR parser recurses once per level and would "
@@ -124,47 +144,55 @@ const char *mlir::dist::findParserCrash(StringRef text, std::string *message) {
     char c = text[i];
     if (c == '"') { // a string: up to the unescaped closing quote
       for (++i; i < n && text[i] != '"'; ++i)
-        if (text[i] == '\\') ++i;
+        if (text[i] == '\\')
+          ++i;
       last = '"';
       continue;
     }
     if (c == '/' && i + 1 < n && text[i + 1] == '/') { // a comment
-      while (i < n && text[i] != '\n') ++i;
+      while (i < n && text[i] != '\n')
+        ++i;
       continue;
     }
-    if (isSpace(c)) continue;
+    if (isSpace(c))
+      continue;
     if (!isIdChar(c)) {
       last = c;
       continue;
     }
     // A word; after @ % # ! ^ it is a symbol, value, alias or block name.
     size_t end = i;
-    while (end < n && isIdChar(text[end])) ++end;
+    while (end < n && isIdChar(text[end]))
+      ++end;
     StringRef word = text.slice(i, end);
     bool named = i > 0 && StringRef("@%#!^").contains(text[i - 1]);
     size_t eq = skipTrivia(text, end);
     if (!named && word == "array" && eq < n && text[eq] == '<') {
       size_t type = skipTrivia(text, eq + 1), typeEnd = type;
-      while (typeEnd < n && isIdChar(text[typeEnd])) ++typeEnd;
+      while (typeEnd < n && isIdChar(text[typeEnd]))
+        ++typeEnd;
       if (text.slice(type, typeEnd) == "index") {
         if (message)
-          *message = "expected an integer or float element type after 'array<', not 'index' "
+          *message = "expected an integer or float element type after "
+                     "'array<', not 'index' "
                      "(MLIR 22's parser crashes on it)";
         return text.data() + type;
       }
     }
-    if (!named && (word == "dimensions" || word == "permutation") && last != '{' &&
-        last != ',' && eq < n && text[eq] == '=') {
+    if (!named && (word == "dimensions" || word == "permutation") &&
+        last != '{' && last != ',' && eq < n && text[eq] == '=') {
       bool tooLarge = false;
       size_t bad = badListToken(text, eq + 1, tooLarge);
       if (bad != StringRef::npos) {
         if (message)
-          *message = tooLarge ? ("integer does not fit in 64 bits in the list after '" + word +
-                                 " =' (MLIR 22's parser crashes on it)")
-                                    .str()
-                              : ("expected '[' followed by integers and ']' after '" + word +
-                                 " =' (MLIR 22's parser crashes on anything else)")
-                                    .str();
+          *message =
+              tooLarge
+                  ? ("integer does not fit in 64 bits in the list after '" +
+                     word + " =' (MLIR 22's parser crashes on it)")
+                        .str()
+                  : ("expected '[' followed by integers and ']' after '" +
+                     word + " =' (MLIR 22's parser crashes on anything else)")
+                        .str();
         return text.data() + bad;
       }
     }
@@ -177,7 +205,8 @@ const char *mlir::dist::findParserCrash(StringRef text, std::string *message) {
 bool mlir::dist::checkParserCrashes(MemoryBufferRef buffer) {
   std::string message;
   const char *at = findParserCrash(buffer.getBuffer(), &message);
-  if (!at) return true;
+  if (!at)
+    return true;
   report(buffer, at, message);
   return false;
 }

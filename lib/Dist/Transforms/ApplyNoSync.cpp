@@ -30,7 +30,8 @@ using namespace mlir::dist;
 
 /// Emits an error at every use of `value` other than `allowed` (the return
 /// of the synced gradient, or the next phase of its sync).
-static bool refuseOtherUses(Value value, function_ref<bool(OpOperand &)> allowed,
+static bool refuseOtherUses(Value value,
+                            function_ref<bool(OpOperand &)> allowed,
                             TiedGradient &tied, func::ReturnOp ret) {
   bool refused = false;
   bool shortReturn = printsInALine(ret);
@@ -39,13 +40,13 @@ static bool refuseOtherUses(Value value, function_ref<bool(OpOperand &)> allowed
       continue;
     refused = true;
     // A long return, shared by every gradient, is named, not pointed at.
-    Operation *at =
-        use.getOwner() != ret || shortReturn ? use.getOwner() : value.getDefiningOp();
-    InFlightDiagnostic diag =
-        emitErrorAt(at)
-        << "skipping the gradient sync of "
-        << SymbolRefAttr::get(tied.param.getSymNameAttr())
-        << " would change the program: ";
+    Operation *at = use.getOwner() != ret || shortReturn
+                        ? use.getOwner()
+                        : value.getDefiningOp();
+    InFlightDiagnostic diag = emitErrorAt(at)
+                              << "skipping the gradient sync of "
+                              << SymbolRefAttr::get(tied.param.getSymNameAttr())
+                              << " would change the program: ";
     if (use.getOwner() == ret)
       diag << "the return uses the synchronized gradient as result #"
            << use.getOperandNumber() << " too; only result #"
@@ -131,10 +132,9 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
         stashed = t.shardSync.getResult();
       } else {
         OpBuilder builder(t.sync);
-        stashed = GradSyncOp::create(builder, t.sync.getLoc(),
-                                     t.plan.syncedType, t.sync.getGrad(),
-                                     param.getValue(), GradSyncPhase::Shard,
-                                     t.sync.getScale());
+        stashed = GradSyncOp::create(
+            builder, t.sync.getLoc(), t.plan.syncedType, t.sync.getGrad(),
+            param.getValue(), GradSyncPhase::Shard, t.sync.getScale());
       }
     } else if (t.isSplit()) {
       dead.push_back(t.shardSync);
@@ -159,14 +159,13 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
   for (Operation *op : dead)
     op->erase();
   if (failed(func.eraseResults(removed)))
-    return emitErrorAt(func)
-           << "could not remove the stashed gradient results";
+    return emitErrorAt(func) << "could not remove the stashed gradient results";
 
   for (func::CallOp call : calls) {
     OpBuilder builder(call);
-    auto newCall = func::CallOp::create(builder, call.getLoc(),
-                                        func.getResultTypes(), call.getCallee(),
-                                        call.getOperands());
+    auto newCall =
+        func::CallOp::create(builder, call.getLoc(), func.getResultTypes(),
+                             call.getCallee(), call.getOperands());
     newCall->setDiscardableAttrs(call->getDiscardableAttrDictionary());
     unsigned next = 0;
     for (unsigned i = 0, e = call.getNumResults(); i < e; ++i)

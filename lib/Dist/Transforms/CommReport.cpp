@@ -2,8 +2,8 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
-#include "ExplicitSync.h"
 #include "Dist/Transforms/Passes.h"
+#include "ExplicitSync.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -76,13 +76,13 @@ struct DistCommReportPass
   void runOnOperation() override {
     if (format != "text" && format != "json") {
       emitErrorAt(getOperation()) << "dist-comm-report: unknown format '"
-                                 << format << "' (expected text or json)";
+                                  << format << "' (expected text or json)";
       return signalPassFailure();
     }
     if (microBatches < 1) {
       emitErrorAt(getOperation()) << "dist-comm-report: micro-batches must be "
-                                    "at least 1, but got "
-                                 << static_cast<long long>(microBatches);
+                                     "at least 1, but got "
+                                  << static_cast<long long>(microBatches);
       return signalPassFailure();
     }
     SmallVector<Row> rows;
@@ -92,14 +92,12 @@ struct DistCommReportPass
       if (t.overflow) {
         emitErrorAt(getOperation())
             << "dist-comm-report: the bytes of a window of "
-            << int64_t(microBatches)
-            << " micro-batches overflow int64";
+            << int64_t(microBatches) << " micro-batches overflow int64";
         return signalPassFailure();
       }
 
     std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> file =
-        openOutputFile(output, &error);
+    std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(output, &error);
     if (!file) {
       emitErrorAt(getOperation()) << "dist-comm-report: " << error;
       return signalPassFailure();
@@ -131,8 +129,8 @@ struct DistCommReportPass
                 : FailureOr<GradSyncPlan>(failure());
       if (failed(plan))
         continue;
-      FailureOr<ExplicitSync> sync = matchExplicitSync(
-          ret.getOperand(i), *plan, symbolTable, why, at);
+      FailureOr<ExplicitSync> sync =
+          matchExplicitSync(ret.getOperand(i), *plan, symbolTable, why, at);
       if (succeeded(sync))
         for (ExplicitStage &stage : sync->stages)
           gradientOf[stage.collective] = param.getSymName();
@@ -193,9 +191,8 @@ struct DistCommReportPass
     });
     if (result.wasInterrupted())
       return failure();
-    if (anyTie && llvm::none_of(rows, [](const Row &r) {
-          return !r.param.empty();
-        }))
+    if (anyTie &&
+        llvm::none_of(rows, [](const Row &r) { return !r.param.empty(); }))
       emitWarningAt(getOperation())
           << "dist-comm-report: the module has gradients tied to parameters "
              "but no gradient sync (dist.grad_sync or a matching explicit "
@@ -208,14 +205,15 @@ struct DistCommReportPass
   LogicalResult addGradSyncRows(SmallVectorImpl<Row> &rows, func::FuncOp func,
                                 GradSyncOp sync,
                                 SymbolTableCollection &symbolTable) {
-    ParameterOp param = lookupParameter(sync, sync.getParamAttr(), &symbolTable);
+    ParameterOp param =
+        lookupParameter(sync, sync.getParamAttr(), &symbolTable);
     std::string why;
     FailureOr<GradSyncPlan> plan =
         param ? getGradSyncPlan(param, &symbolTable, why)
               : FailureOr<GradSyncPlan>(failure());
     if (failed(plan))
       return emitErrorAt(sync) << "dist-comm-report: cannot count the sync of "
-                              << sync.getParamAttr() << ": " << why;
+                               << sync.getParamAttr() << ": " << why;
     for (const GradSyncStage &stage : plan->stagesOf(sync.getPhase())) {
       if (failed(addRow(rows, func, sync, getCollectiveTraits(stage.kind),
                         stage.groupSize, stage.inputType, param.getSymName())))
@@ -274,10 +272,10 @@ struct DistCommReportPass
                         "function", "collective", "W", "array", "bytes/call",
                         "wire B/rank", "gradient of");
     for (const Row &row : rows)
-      os << llvm::formatv("{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1}  {6}\n",
-                          row.function, row.kind, row.groupSize, row.type,
-                          row.bytes, row.wireBytes,
-                          row.param.empty() ? "-" : "@" + row.param);
+      os << llvm::formatv(
+          "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1}  {6}\n", row.function,
+          row.kind, row.groupSize, row.type, row.bytes, row.wireBytes,
+          row.param.empty() ? "-" : "@" + row.param);
     std::array<Totals, 3> totals = window(rows);
     const char *names[] = {"always-sync", "no_sync (one round)",
                            "two-round (Thunder)"};

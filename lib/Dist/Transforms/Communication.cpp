@@ -8,7 +8,7 @@ using namespace mlir;
 using namespace mlir::dist;
 
 bool mlir::dist::CommunicationFinder::communicates(Operation *op,
-                                       FunctionOpInterface within) {
+                                                   FunctionOpInterface within) {
   if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
     return true;
   // Other dialects' communication (upstream shard, mpi) and unregistered
@@ -25,15 +25,15 @@ bool mlir::dist::CommunicationFinder::communicates(Operation *op,
                               DistDialect::getParamAttrName());
   }
   if (auto call = dyn_cast<CallOpInterface>(op)) {
-    auto callee =
-        dyn_cast_or_null<FunctionOpInterface>(call.resolveCallableInTable(
-            &symbolTable));
+    auto callee = dyn_cast_or_null<FunctionOpInterface>(
+        call.resolveCallableInTable(&symbolTable));
     return !callee || callee.isExternal() || mayCommunicate(callee);
   }
   return false;
 }
 
-bool mlir::dist::CommunicationFinder::mayCommunicate(FunctionOpInterface callee) {
+bool mlir::dist::CommunicationFinder::mayCommunicate(
+    FunctionOpInterface callee) {
   auto [it, inserted] = calleeCommunicates.try_emplace(callee, true);
   if (!inserted)
     return it->second; // Recursion counts as communicating.
@@ -83,4 +83,3 @@ Operation *mlir::dist::CommunicationFinder::findIn(Value value) {
   Operation *def = bodyOpOf(value);
   return def ? dependsOn.lookup(def) : nullptr;
 }
-

@@ -1,4 +1,5 @@
-//===- Communication.h - what a value's computation communicates -*- C++ -*-===//
+//===- Communication.h - what a value's computation communicates -*- C++
+//-*-===//
 //
 // Whether a value is the rank-local result of local compute, or depends on
 // communication: the test by which a tied gradient is proven local (and so
@@ -20,9 +21,9 @@ namespace mlir::dist {
 /// reducing collective, the stash, or a call that may do any of them. A
 /// gather of an argument tied to a parameter is not: that is how ZeRO-3
 /// brings a parameter back. One forward pass over the function marks every
-/// op of its body with the first communication it depends on (an op with regions
-/// depends on everything nested in it), so a query is a lookup: a training
-/// step has thousands of gradients in one function.
+/// op of its body with the first communication it depends on (an op with
+/// regions depends on everything nested in it), so a query is a lookup: a
+/// training step has thousands of gradients in one function.
 class CommunicationFinder {
 public:
   CommunicationFinder(SymbolTableCollection &symbolTable,

@@ -71,8 +71,8 @@ struct DistExpandGradSyncPass
                 : FailureOr<GradSyncPlan>(failure());
       if (failed(plan)) { // The verifier reports it; stay safe regardless.
         emitErrorAt(op) << "dist-expand-grad-sync: cannot expand the sync of "
-                       << op.getParamAttr() << ": "
-                       << (why.empty() ? "no such parameter" : why);
+                        << op.getParamAttr() << ": "
+                        << (why.empty() ? "no such parameter" : why);
         return signalPassFailure();
       }
       OpBuilder builder(op);

@@ -238,10 +238,10 @@ FailureOr<ExplicitStage> Matcher::matchStage(Value value,
                                 describeCollective(collective));
   ParameterOp param = plan.param;
   if (collective.getMeshAttr() != param.getMeshAttr() ||
-      getSpelledAxes(collective, collective.getMeshAttr(),
-                     collective.getAxes(), &symbolTable) !=
-          getSpelledAxes(param, param.getMeshAttr(), stage.axes.asArrayRef(),
-                         &symbolTable))
+      getSpelledAxes(collective, collective.getMeshAttr(), collective.getAxes(),
+                     &symbolTable) != getSpelledAxes(param, param.getMeshAttr(),
+                                                     stage.axes.asArrayRef(),
+                                                     &symbolTable))
     return fail(collective, "expected " + expected + " over the parameter's " +
                                 group + ", but it runs on another group");
   if (collective.getInput().getType() != stage.inputType ||
@@ -259,8 +259,9 @@ LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled,
   if (failed(scale))
     return fail(op, "expected the averaging (a division or multiplication by "
                     "a constant) " +
-                        where + ", or avg collectives, but the value is "
-                                "produced by " +
+                        where +
+                        ", or avg collectives, but the value is "
+                        "produced by " +
                         describe(op));
   // The constant is 1/W rounded to the element type.
   auto elementType = cast<FloatType>(plan.localGradType.getElementType());
@@ -335,7 +336,9 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
   if (stages.size() == 2) {
     Value shard = last->collective.getInput();
     Operation *reader = last->collective;
-    if (Value inner = lookThroughStashAdd(shard, FlatSymbolRefAttr::get(ParameterOp(plan.param).getSymNameAttr()))) {
+    if (Value inner = lookThroughStashAdd(
+            shard,
+            FlatSymbolRefAttr::get(ParameterOp(plan.param).getSymNameAttr()))) {
       sync.stashAddBeforeReplicate = shard.getDefiningOp();
       if (failed(onlyUsedBy(shard, last->collective, "the stash sum")))
         return failure();
@@ -344,8 +347,7 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
     }
     // The split sync step (take_stash between the stages) is only written by
     // dist itself, pre-scaled; the other forms average in one place.
-    if (sync.stashAddBeforeReplicate &&
-        sync.averaging != Averaging::PreScale)
+    if (sync.stashAddBeforeReplicate && sync.averaging != Averaging::PreScale)
       return fail(sync.stashAddBeforeReplicate,
                   "expected a pre-averaged sync around a stash sum between "
                   "its stages");

@@ -9,8 +9,8 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
-#include "GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
+#include "GradSyncAnalysis.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

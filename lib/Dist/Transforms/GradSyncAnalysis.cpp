@@ -32,8 +32,7 @@ static void eraseWithDeadConstants(Operation *op) {
 
 /// Replaces the explicit chain `sync`, whose result is `value`, by
 /// dist.grad_sync; returns the new result.
-static Value raise(ExplicitSync &sync, GradSyncPlan &plan,
-                   Value value) {
+static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
   Operation *lastWait = sync.stages.back().wait;
   OpBuilder builder(lastWait);
   Location loc = sync.stages.front().collective.getLoc();
@@ -48,14 +47,14 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan,
                            param.getValue(), GradSyncPhase::Shard);
     // (The split form is dist's own, always pre-averaged.)
     Value sum = arith::AddFOp::create(builder, add.getLoc(), take, shard);
-    result = GradSyncOp::create(builder, loc, plan.syncedType, sum, param.getValue(),
-                                GradSyncPhase::Replicate);
+    result = GradSyncOp::create(builder, loc, plan.syncedType, sum,
+                                param.getValue(), GradSyncPhase::Replicate);
   } else {
-    result = GradSyncOp::create(
-        builder, loc, plan.syncedType, sync.scaleInput, param.getValue(),
-        GradSyncPhase::Full,
-        sync.averaging == Averaging::None ? GradSyncScale::Sum
-                                          : GradSyncScale::Mean);
+    result = GradSyncOp::create(builder, loc, plan.syncedType, sync.scaleInput,
+                                param.getValue(), GradSyncPhase::Full,
+                                sync.averaging == Averaging::None
+                                    ? GradSyncScale::Sum
+                                    : GradSyncScale::Mean);
   }
   value.replaceAllUsesWith(result);
   // Users first: the post-scale reads the last wait.
@@ -229,8 +228,8 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
 
 void mlir::dist::reportTiedGradient(func::FuncOp func,
                                     GradSyncAnalysis &analysis,
-                                    TiedGradient &tied,
-                                    StringRef passName, bool asWarning) {
+                                    TiedGradient &tied, StringRef passName,
+                                    bool asWarning) {
   Operation *ret = analysis.ret;
   Value value = ret->getOperand(tied.resultIndex);
   // At the op that makes it so, else the op computing the gradient. The
@@ -321,7 +320,7 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
     } else if (isa<GradSyncOp>(op)) {
       foreign = true;
       emitErrorAt(op) << passName
-                           << ": this gradient sync is not the sync of a returned "
+                      << ": this gradient sync is not the sync of a returned "
                          "tied gradient: the no_sync variant would still "
                          "communicate it";
     } else if (auto call = dyn_cast<CallOpInterface>(op)) {
@@ -331,7 +330,7 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
         return;
       foreign = true;
       emitErrorAt(op) << passName
-                           << ": this call may sync gradients or touch the stash "
+                      << ": this call may sync gradients or touch the stash "
                          "(the callee does, or its body is not visible): "
                          "the passes do not follow calls";
     }
@@ -363,8 +362,8 @@ LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
           auto add = dyn_cast<arith::AddFOp>(user);
           if (!add)
             continue;
-          Value other = add.getLhs() == take.getResult() ? add.getRhs()
-                                                          : add.getLhs();
+          Value other =
+              add.getLhs() == take.getResult() ? add.getRhs() : add.getLhs();
           bool shard = finder.findIn(other);
           Operation *&slot = byParam[take.getParamAttr()].taker[shard];
           slot = slot ? slot : op;
@@ -401,8 +400,7 @@ mlir::dist::selectFunctions(ModuleOp module, ArrayRef<std::string> names,
   SmallVector<func::FuncOp> funcs;
   for (const std::string &name : names)
     if (!module.lookupSymbol<func::FuncOp>(name))
-      return emitErrorAt(module)
-             << passName << ": no function named @" << name;
+      return emitErrorAt(module) << passName << ": no function named @" << name;
   llvm::DenseSet<StringRef> selected;
   for (const std::string &name : names)
     selected.insert(name);
@@ -427,9 +425,8 @@ LogicalResult mlir::dist::refuseCallers(func::FuncOp func, Operation *module,
   std::optional<SymbolTable::UseRange> uses =
       SymbolTable::getSymbolUses(func, module);
   if (!uses) // Unknown ops may hold references: nothing can be proven.
-    return emitErrorAt(module)
-           << passName << ": cannot list the uses of "
-           << SymbolRefAttr::get(func.getNameAttr());
+    return emitErrorAt(module) << passName << ": cannot list the uses of "
+                               << SymbolRefAttr::get(func.getNameAttr());
   bool referenced = false;
   for (const SymbolTable::SymbolUse &use : *uses) {
     Operation *user = use.getUser();

@@ -1,4 +1,5 @@
-//===- GradSyncAnalysis.h - what each tied gradient result holds -*- C++ -*-===//
+//===- GradSyncAnalysis.h - what each tied gradient result holds -*- C++
+//-*-===//
 //
 // Every pass that touches gradient communication starts here: for each
 // function result tied to a parameter (`dist.grad`), is it the local
@@ -59,27 +60,26 @@ struct GradSyncAnalysis {
   SmallVector<TiedGradient> tied;
 
   bool hasForm(TiedGradient::Form form) const {
-    return llvm::any_of(tied, [&](const TiedGradient &t) {
-      return t.form == form;
-    });
+    return llvm::any_of(tied,
+                        [&](const TiedGradient &t) { return t.form == form; });
   }
 };
 
 /// Analyses the tied results of `func`. Explicit collective chains that match
 /// their parameter's plan are first rewritten to dist.grad_sync (the IR is
-/// the same program, spelled with the high-level op). Fails, with an error emitted, when `func` has tied results
-/// but its body is not a single block ending in func.return, or a tied
-/// parameter's gradient cannot be synchronized at all (GradSyncPlan).
-FailureOr<GradSyncAnalysis> analyzeGradSyncs(func::FuncOp func,
-                                             SymbolTableCollection &symbolTable);
+/// the same program, spelled with the high-level op). Fails, with an error
+/// emitted, when `func` has tied results but its body is not a single block
+/// ending in func.return, or a tied parameter's gradient cannot be synchronized
+/// at all (GradSyncPlan).
+FailureOr<GradSyncAnalysis>
+analyzeGradSyncs(func::FuncOp func, SymbolTableCollection &symbolTable);
 
 /// Emits the diagnostic of a tied result the pass does not rewrite, at the
 /// op that makes it so (else the op computing it), with a note at the return
 /// when the return prints in a line (Dist/IR/Diagnostics.h): an error, or a
 /// warning (`asWarning`, the result is then left unchanged).
 void reportTiedGradient(func::FuncOp func, GradSyncAnalysis &analysis,
-                        TiedGradient &tied, StringRef passName,
-                        bool asWarning);
+                        TiedGradient &tied, StringRef passName, bool asWarning);
 
 /// Reports a tied gradient a rewrite leaves alone: a warning (left unchanged)
 /// unless `strict` or it is computed from communication, where rewriting
@@ -132,14 +132,16 @@ LogicalResult refuseCallers(func::FuncOp func, Operation *module,
 /// an error emitted and nothing changed, when a synced gradient has a use
 /// besides its return (skipping the sync would change that use) or a caller
 /// uses a removed result.
-LogicalResult rewriteToNoSync(func::FuncOp func, MutableArrayRef<TiedGradient> tied,
+LogicalResult rewriteToNoSync(func::FuncOp func,
+                              MutableArrayRef<TiedGradient> tied,
                               bool hsdpPartial, Operation *module);
 
 /// Rewrites each Synced tied gradient that does not consume the stash yet so
 /// that its sync reads `take_stash + g` (under `hsdpPartial`, with a replicate
 /// stage: the replicate phase reads `take_stash + shard`). Returns how many
 /// changed.
-unsigned rewriteToSyncStep(MutableArrayRef<TiedGradient> tied, bool hsdpPartial);
+unsigned rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
+                           bool hsdpPartial);
 
 } // namespace mlir::dist
 

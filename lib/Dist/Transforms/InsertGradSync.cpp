@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
-#include "GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
+#include "GradSyncAnalysis.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -71,16 +71,15 @@ struct DistInsertGradSyncPass
     OpBuilder builder(ret);
     for (TiedGradient *t : local) {
       Value grad = ret.getOperand(t->resultIndex);
-      Value synced = GradSyncOp::create(
-          builder, grad.getLoc(), t->plan.syncedType, grad,
-          t->param.getSymName(),
-          GradSyncPhase::Full);
+      Value synced =
+          GradSyncOp::create(builder, grad.getLoc(), t->plan.syncedType, grad,
+                             t->param.getSymName(), GradSyncPhase::Full);
       ret.setOperand(t->resultIndex, synced);
       resultTypes[t->resultIndex] = synced.getType();
       ++numSynced;
     }
-    func.setFunctionType(FunctionType::get(
-        &getContext(), func.getArgumentTypes(), resultTypes));
+    func.setFunctionType(
+        FunctionType::get(&getContext(), func.getArgumentTypes(), resultTypes));
     return success();
   }
 };

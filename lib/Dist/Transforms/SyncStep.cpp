@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
-#include "GradSyncAnalysis.h"
 #include "Dist/Transforms/Passes.h"
+#include "GradSyncAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,8 +54,9 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
         shard = GradSyncOp::create(builder, loc, t.plan.syncedType,
                                    t.sync.getGrad(), param.getValue(),
                                    GradSyncPhase::Shard, t.sync.getScale());
-        replicate = GradSyncOp::create(builder, loc, t.plan.syncedType, shard,
-                                       param.getValue(), GradSyncPhase::Replicate);
+        replicate =
+            GradSyncOp::create(builder, loc, t.plan.syncedType, shard,
+                               param.getValue(), GradSyncPhase::Replicate);
         t.sync.replaceAllUsesWith(replicate.getResult());
         t.sync.erase();
       }
@@ -89,12 +90,11 @@ struct DistSyncStepPass
       if (failed(analysis))
         return signalPassFailure();
       // A function with nothing to fuse is left alone unless named.
-      bool relevant =
-          !functions.empty() ||
-          llvm::any_of(analysis->tied, [](TiedGradient &t) {
-            return t.form == TiedGradient::Form::Synced ||
-                   t.derivedFromCommunication;
-          });
+      bool relevant = !functions.empty() ||
+                      llvm::any_of(analysis->tied, [](TiedGradient &t) {
+                        return t.form == TiedGradient::Form::Synced ||
+                               t.derivedFromCommunication;
+                      });
       if (!relevant)
         continue;
       bool failedAny = false;
@@ -104,7 +104,8 @@ struct DistSyncStepPass
         if (t.form == TiedGradient::Form::Local)
           t.reason = "is not synchronized: there is no sync to add the "
                      "stash to (run -dist-insert-grad-sync first)";
-        failedAny |= reportSkipped(func, *analysis, t, "dist-sync-step", strict);
+        failedAny |=
+            reportSkipped(func, *analysis, t, "dist-sync-step", strict);
       }
       if (failedAny)
         return signalPassFailure();

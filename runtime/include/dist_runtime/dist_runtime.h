@@ -48,9 +48,9 @@ extern "C" {
 typedef int32_t distrt_status;
 enum {
   DISTRT_OK = 0,
-  DISTRT_ERR_INVALID = 1, /* bad argument: size, pointer, handle, group */
-  DISTRT_ERR_STATE = 2,   /* not initialized, or initialized twice */
-  DISTRT_ERR_BACKEND = 3, /* MPI / NCCL / CUDA reported an error */
+  DISTRT_ERR_INVALID = 1,    /* bad argument: size, pointer, handle, group */
+  DISTRT_ERR_STATE = 2,      /* not initialized, or initialized twice */
+  DISTRT_ERR_BACKEND = 3,    /* MPI / NCCL / CUDA reported an error */
   DISTRT_ERR_UNAVAILABLE = 4 /* backend or device not present */
 };
 
@@ -169,8 +169,7 @@ DISTRT_EXPORT distrt_status distrt_reduce_scatter(
     int64_t recv_count, distrt_dtype dtype, distrt_reduction op);
 DISTRT_EXPORT distrt_status distrt_all_reduce(distrt_group group,
                                               const void *send, void *recv,
-                                              int64_t count,
-                                              distrt_dtype dtype,
+                                              int64_t count, distrt_dtype dtype,
                                               distrt_reduction op);
 
 /*--- the gradient stash (host memory) ---------------------------------------*/
@@ -183,8 +182,7 @@ DISTRT_EXPORT distrt_status distrt_stash_add(const char *param,
 /* Copies the stash of `param` into out without releasing it; *present = 0
  * (and out zero-filled) when there is none. */
 DISTRT_EXPORT distrt_status distrt_stash_read(const char *param, void *out,
-                                              int64_t count,
-                                              distrt_dtype dtype,
+                                              int64_t count, distrt_dtype dtype,
                                               int32_t *present);
 /* Copies the stash into out (zeros if none) and releases it. */
 DISTRT_EXPORT distrt_status distrt_stash_take(const char *param, void *out,
@@ -193,7 +191,8 @@ DISTRT_EXPORT distrt_status distrt_stash_take(const char *param, void *out,
 /* Bytes held by all stashes now. */
 DISTRT_EXPORT int64_t distrt_stash_bytes(void);
 
-/*--- statistics --------------------------------------------------------------*/
+/*--- statistics
+ * --------------------------------------------------------------*/
 
 enum {
   DISTRT_KIND_ALL_GATHER = 0,

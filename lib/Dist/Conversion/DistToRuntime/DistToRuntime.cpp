@@ -17,7 +17,6 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 
-
 namespace mlir::dist {
 #define GEN_PASS_DEF_CONVERTDISTTORUNTIMEPASS
 #include "Dist/Conversion/Passes.h.inc"
@@ -56,8 +55,7 @@ private:
   /// Declares (once) the runtime function `name`, with its C signature.
   func::FuncOp runtimeFunc(StringRef name);
   /// Calls a status-returning runtime function and checks the status.
-  void callChecked(OpBuilder &b, Location loc, StringRef name,
-                   ValueRange args);
+  void callChecked(OpBuilder &b, Location loc, StringRef name, ValueRange args);
   /// The address of a buffer's first element as !llvm.ptr.
   Value pointerOf(OpBuilder &b, Location loc, Value memref);
   /// The address of a constant i64 array (mesh shapes, axes).
@@ -108,25 +106,22 @@ void Lowering::callChecked(OpBuilder &b, Location loc, StringRef name,
 Value Lowering::pointerOf(OpBuilder &b, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   // base + offset * element size: views may start inside their buffer.
   int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   Value size = arith::ConstantIndexOp::create(b, loc, elementBytes);
   Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), size);
   Value address = arith::AddIOp::create(b, loc, base, offset);
   Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(
-                                              b.getContext()),
-                                  asInt);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
 Value Lowering::constantArray(OpBuilder &b, Location loc,
                               ArrayRef<int64_t> values) {
-  std::string key = llvm::join(llvm::map_range(values, [](int64_t v) {
-                                 return std::to_string(v);
-                               }),
-                               "_");
+  std::string key = llvm::join(
+      llvm::map_range(values, [](int64_t v) { return std::to_string(v); }),
+      "_");
   Operation *&global = arrays_[key];
   auto type = MemRefType::get({int64_t(std::max<size_t>(values.size(), 1))},
                               b.getI64Type());
@@ -171,14 +166,14 @@ Value Lowering::constantString(OpBuilder &b, Location loc, StringRef text) {
   return address;
 }
 
-Value Lowering::groupId(OpBuilder &b, Location loc,
-                        ProcessGroupOpInterface op, MeshOp mesh) {
+Value Lowering::groupId(OpBuilder &b, Location loc, ProcessGroupOpInterface op,
+                        MeshOp mesh) {
   ArrayRef<int64_t> shape = mesh.getShape();
   ArrayRef<int64_t> axes = op.getAxes();
   Value shapePtr = constantArray(b, loc, shape);
   Value axesPtr = constantArray(b, loc, axes);
-  auto slot = memref::AllocaOp::create(
-      b, loc, MemRefType::get({}, b.getI64Type()));
+  auto slot =
+      memref::AllocaOp::create(b, loc, MemRefType::get({}, b.getI64Type()));
   callChecked(b, loc, "distrt_group_create",
               {i64(b, loc, shape.size()), shapePtr, i64(b, loc, axes.size()),
                axesPtr, pointerOf(b, loc, slot)});
@@ -211,9 +206,8 @@ Value transposeDim(OpBuilder &b, Location loc, Value value, int64_t dim,
 
 LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
   Value future = op.getResult();
-  auto wait = future.hasOneUse()
-                  ? dyn_cast<WaitOp>(*future.getUsers().begin())
-                  : WaitOp();
+  auto wait = future.hasOneUse() ? dyn_cast<WaitOp>(*future.getUsers().begin())
+                                 : WaitOp();
   if (!wait || wait->getBlock() != op->getBlock())
     return op->emitOpError("cannot be lowered to the runtime: its future must "
                            "be waited on exactly once, in the same block");
@@ -253,9 +247,9 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
         shape.push_back(outType.getDimSize(i));
     resultType = outType.clone(shape);
   }
-  auto inBufType = MemRefType::get(
-      cast<RankedTensorType>(input.getType()).getShape(),
-      inType.getElementType());
+  auto inBufType =
+      MemRefType::get(cast<RankedTensorType>(input.getType()).getShape(),
+                      inType.getElementType());
   auto outBufType =
       MemRefType::get(resultType.getShape(), resultType.getElementType());
   Value inBuf = bufferization::ToBufferOp::create(b, loc, inBufType, input,
@@ -290,9 +284,9 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
       b, wait.getLoc(), inBufType, input, /*read_only=*/true);
   callChecked(b, wait.getLoc(), "distrt_wait_send",
               {handle, pointerOf(b, wait.getLoc(), sendAgain)});
-  Value result = bufferization::ToTensorOp::create(
-      b, wait.getLoc(), resultType, outBuf, /*restrict=*/true,
-      /*writable=*/true);
+  Value result = bufferization::ToTensorOp::create(b, wait.getLoc(), resultType,
+                                                   outBuf, /*restrict=*/true,
+                                                   /*writable=*/true);
   if (dim != 0)
     result = transposeDim(b, wait.getLoc(), result, dim, /*inverse=*/true);
   wait.replaceAllUsesWith(result);

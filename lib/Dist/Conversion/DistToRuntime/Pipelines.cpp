@@ -6,18 +6,18 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -106,9 +106,9 @@ struct SCFToControlFlowLastFirstPass
     populateSCFToControlFlowConversionPatterns(patterns);
     // The target of upstream's -convert-scf-to-cf.
     ConversionTarget target(getContext());
-    target.addIllegalOp<scf::ForallOp, scf::ForOp, scf::IfOp,
-                        scf::IndexSwitchOp, scf::ParallelOp, scf::WhileOp,
-                        scf::ExecuteRegionOp>();
+    target
+        .addIllegalOp<scf::ForallOp, scf::ForOp, scf::IfOp, scf::IndexSwitchOp,
+                      scf::ParallelOp, scf::WhileOp, scf::ExecuteRegionOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     ConversionConfig config;
     config.allowPatternRollback = false;
@@ -140,9 +140,10 @@ struct CheckLoweredToLLVMPass
       return WalkResult::interrupt();
     });
     if (Operation *op = leftover ? leftover : cast) {
-      dist::emitErrorAt(op) << "-dist-lower-to-llvm did not finish: expected only "
-                      << "llvm dialect ops, but got '" << op->getName()
-                      << "', which it cannot lower";
+      dist::emitErrorAt(op)
+          << "-dist-lower-to-llvm did not finish: expected only "
+          << "llvm dialect ops, but got '" << op->getName()
+          << "', which it cannot lower";
       signalPassFailure();
     }
   }

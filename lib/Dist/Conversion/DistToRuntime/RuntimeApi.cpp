@@ -23,8 +23,7 @@ namespace {
 
 /// The MLIR type the lowering passes for C type `T`: !llvm.ptr for pointers,
 /// a signless integer of the same width for integers and the C enums.
-template <typename T>
-Type typeOfC(MLIRContext *ctx) {
+template <typename T> Type typeOfC(MLIRContext *ctx) {
   if constexpr (std::is_pointer_v<T>) {
     return LLVM::LLVMPointerType::get(ctx);
   } else {
@@ -51,7 +50,8 @@ struct RuntimeFunction {
 };
 #define DISTRT_API(fn)                                                         \
   RuntimeFunction{#fn, [](MLIRContext *ctx) {                                  \
-                    return signatureOfC(ctx, static_cast<decltype(&fn)>(nullptr)); \
+                    return signatureOfC(ctx,                                   \
+                                        static_cast<decltype(&fn)>(nullptr));  \
                   }},
 constexpr RuntimeFunction kRuntimeApi[] = {
 #include "dist_runtime/dist_runtime_api.def"
@@ -75,8 +75,7 @@ FunctionType mlir::dist::getRuntimeSignature(MLIRContext *ctx, StringRef name) {
 /// the runtime's signature, may use the prefix.
 LogicalResult mlir::dist::checkRuntimeSymbols(ModuleOp module) {
   for (Operation &op : *module.getBody()) {
-    auto name =
-        op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+    auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     if (!name || !name.getValue().starts_with("distrt_"))
       continue;
     FunctionType expected = getRuntimeSignature(module.getContext(), name);
@@ -89,8 +88,8 @@ LogicalResult mlir::dist::checkRuntimeSymbols(ModuleOp module) {
                               << " uses the dist runtime's reserved prefix "
                               << "'distrt_': expected ";
     if (!expected)
-      return diag << "no such symbol (the runtime has no "
-                  << name.getValue() << "), but got '" << op.getName() << "'";
+      return diag << "no such symbol (the runtime has no " << name.getValue()
+                  << "), but got '" << op.getName() << "'";
     diag << "at most a declaration of type " << expected << ", but got ";
     if (func && func.isExternal())
       return diag << "one of type " << func.getFunctionType();

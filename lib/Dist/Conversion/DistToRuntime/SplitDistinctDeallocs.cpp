@@ -75,10 +75,10 @@ bool rewrite(bufferization::DeallocOp dealloc) {
                                          retainedAllocations.end());
   for (Value allocation : retainedAllocations) {
     auto it = freed.find(allocation);
-    updated.push_back(it == freed.end()
-                          ? arith::ConstantOp::create(b, loc, b.getBoolAttr(false))
-                                .getResult()
-                          : disjunction(it->second.second));
+    updated.push_back(it == freed.end() ? arith::ConstantOp::create(
+                                              b, loc, b.getBoolAttr(false))
+                                              .getResult()
+                                        : disjunction(it->second.second));
   }
   for (auto &[allocation, entry] : freed)
     if (!retainedSet.contains(allocation))
