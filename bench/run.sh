@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark of bench/README.md in one go on this machine and
-# writes bench/results/: compile-time scaling (compile_time.json/.png), the
+# writes bench/results/: compile-time scaling of the passes and of the
+# lowering (compile_time.json/.png), the
 # runtime against raw MPI (runtime_vs_mpi.json), and step throughput and
 # memory with and without no_sync (step_throughput.json/.png). Prints each
 # table. Installs gnuplot-nox for the plots if it is missing.
