@@ -73,21 +73,25 @@ distrt_status lookupGroup(distrt_group id, const char *what, Group **out) {
   return DISTRT_OK;
 }
 
-distrt_status groupSize(distrt_group id, int64_t *size) {
-  if (distrt_status s = requireInit("distrt_group_size"))
+/// The group `id` of an initialized runtime, for the entry point `what`.
+static distrt_status initializedGroup(distrt_group id, const char *what,
+                                      Group **out) {
+  if (distrt_status s = requireInit(what))
     return s;
+  return lookupGroup(id, what, out);
+}
+
+distrt_status groupSize(distrt_group id, int64_t *size) {
   Group *group;
-  if (distrt_status s = lookupGroup(id, "distrt_group_size", &group))
+  if (distrt_status s = initializedGroup(id, "distrt_group_size", &group))
     return s;
   *size = group->size();
   return DISTRT_OK;
 }
 
 distrt_status groupRank(distrt_group id, int64_t *rank) {
-  if (distrt_status s = requireInit("distrt_group_rank"))
-    return s;
   Group *group;
-  if (distrt_status s = lookupGroup(id, "distrt_group_rank", &group))
+  if (distrt_status s = initializedGroup(id, "distrt_group_rank", &group))
     return s;
   *rank = group->rank();
   return DISTRT_OK;
