@@ -5,7 +5,7 @@
 // After -dist-grad-accumulation the variant is counted K-1 times and the sync
 // step once: the same totals as predicted from the synced backward alone.
 // RUN: dist-opt %s -dist-grad-accumulation -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=VARIANT
-// VARIANT: bwd_no_sync all_gather 4 tensor<16x12xf32> 768 576.0 -
+// VARIANT: bwd_no_sync all_gather 4 tensor<16x12xf32> 768 576.0 1  -
 // VARIANT: always-sync 9552 bytes 7416.0 wire bytes/rank
 // VARIANT: no_sync (one round) 7056 bytes 5400.0 wire bytes/rank
 // VARIANT: two-round (Thunder) 7888 bytes 6072.0 wire bytes/rank
@@ -43,11 +43,11 @@
 // With K = 8: always 19104, no_sync 13280, two-round 14112.
 
 // CHECK: dist communication report (K = 4 micro-batches per window)
-// CHECK: fwd all_gather 4 tensor<16x12xf32> 768 576.0 -
-// CHECK: fwd all_reduce 4 tensor<10xf16> 20 30.0 -
-// CHECK: bwd all_gather 4 tensor<16x12xf32> 768 576.0 -
-// CHECK: bwd reduce_scatter 4 tensor<16x12xf32> 768 576.0 @w
-// CHECK: bwd all_reduce 4 tensor<16xf32> 64 96.0 @b
+// CHECK: fwd all_gather 4 tensor<16x12xf32> 768 576.0 1  -
+// CHECK: fwd all_reduce 4 tensor<10xf16> 20 30.0 1  -
+// CHECK: bwd all_gather 4 tensor<16x12xf32> 768 576.0 1  -
+// CHECK: bwd reduce_scatter 4 tensor<16x12xf32> 768 576.0 1  @w
+// CHECK: bwd all_reduce 4 tensor<16xf32> 64 96.0 1  @b
 // CHECK: always-sync 9552 bytes 7416.0 wire bytes/rank
 // CHECK: no_sync (one round) 7056 bytes 5400.0 wire bytes/rank
 // CHECK: two-round (Thunder) 7888 bytes 6072.0 wire bytes/rank
@@ -114,6 +114,10 @@ func.func @bwd(%w: tensor<4x12xf32> {dist.param = @w}, %gb: tensor<16xf32>)
 }
 // RUN: not dist-opt %s -dist-comm-report=micro-batches=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADK
 // BADK: error: dist-comm-report: micro-batches must be at least 1, but got -1
-// A collective in a loop runs once per iteration: the report says it counts it once.
+// A collective in a loop runs once per iteration: counted times the trip
+// count; without a constant trip count the report says it counts it once.
 // RUN: dist-opt %S/Inputs/comm-report-loop.mlir -dist-comm-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOOP
-// LOOP: comm-report-loop.mlir:{{.*}} warning: dist-comm-report: this collective is inside a loop; the report counts it once per call
+// LOOP: comm-report-loop.mlir:{{.*}} warning: dist-comm-report: this collective is inside a loop without a constant trip count; the report counts it once per call
+// LOOP: loop all_reduce 2 tensor<4xf32> 16 16.0 8  -
+// LOOP-NEXT: dynamic_loop all_reduce 2 tensor<4xf32> 16 16.0 1  -
+// LOOP: always-sync 192 bytes

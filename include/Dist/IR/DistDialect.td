@@ -72,6 +72,12 @@ def Dist_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGradAttrName() {
       return ::llvm::StringLiteral("dist.grad");
     }
+    /// Unit attribute on a function that is a whole accumulation window (a
+    /// loop over the micro-batches, its gradient syncs after the loop:
+    /// -dist-loop-no-sync): the no_sync pipeline writes no variants of it.
+    static constexpr ::llvm::StringLiteral getWindowAttrName() {
+      return ::llvm::StringLiteral("dist.window");
+    }
 
   private:
     void registerTypes();

@@ -162,6 +162,47 @@ def DistSyncStepPass : Pass<"dist-sync-step", "::mlir::ModuleOp"> {
   ];
 }
 
+def DistLoopNoSyncPass : Pass<"dist-loop-no-sync", "::mlir::ModuleOp"> {
+  let summary = "synchronize an accumulation loop's gradients once, after it";
+  let description = [{
+    No_sync for a window written as one function that loops over its
+    micro-batches (`scf.for`): an iteration argument updated as
+    `%acc + chain(%g)`, where `chain` is a gradient sync of the micro-batch's
+    local gradient `%g` (`dist.grad_sync`, or explicit sum/avg collectives,
+    gathers, waits and scales by a constant: all linear), becomes
+    `%acc_local + %g` in the loop, accumulated from zeros in the local
+    (unsharded) type, and `chain(%acc_local)` once after the loop, plus the
+    accumulator's start if that was not zeros. One round of gradient
+    communication per window instead of K, and no runtime stash: the
+    accumulator is a loop-carried value. Parameter gathers (ZeRO-3) in the
+    loop stay. Under `hsdp-partial` a hybrid parameter's first stage (the
+    intra-node reduce-scatter) stays in the loop and the accumulator holds
+    shards. This is XLA's `WhileLoopAllReduceCodeMotion`.
+
+    A function whose tied gradient (`dist.grad`) is such a loop's result is a
+    whole window; it gets the unit attribute `dist.window` and the no_sync
+    pipeline writes no variants of it. For such a gradient, an accumulation
+    computed from communication that cannot be moved is an error at the op
+    that prevents it: another use of the per-micro-batch synced value or of
+    the running sum inside the loop, an update that is not `arith.addf` of
+    the accumulator, an op of the chain that is not linear, or a chain that
+    reads a value computed in the loop besides the gradient. Accumulators of
+    untied values are rewritten where the move is exact and left alone
+    otherwise.
+  }];
+  let options = [
+    Option<"hsdpPartial", "hsdp-partial", "bool", /*default=*/"false",
+           "keep a hybrid parameter's intra-node reduce-scatter in the loop">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numMoved", "moved", "gradient syncs moved after their loop">,
+  ];
+}
+
 def DistGradAccumulationPass
     : Pass<"dist-grad-accumulation", "::mlir::ModuleOp"> {
   let summary = "write both backward variants of an accumulation window";

@@ -168,6 +168,12 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == getWindowAttrName()) {
+    if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
+      return emitErrorAt(op) << "'" << name
+                             << "' is a unit attribute of functions";
+    return success();
+  }
   if (name == getParamAttrName() || name == getGradAttrName())
     return emitErrorAt(op) << "'" << name << "' is only valid on function "
                            << (name == getParamAttrName() ? "arguments"

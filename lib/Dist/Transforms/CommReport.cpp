@@ -35,6 +35,9 @@ struct Row {
   int64_t bytes;     // nccl-tests convention: the full array
   double wireBytes;  // bytes each rank sends on a ring
   std::string param; // empty unless a gradient sync
+  /// Times it runs per call of its function: the trip counts of the loops
+  /// around it (1 when one is not constant: warned).
+  int64_t calls = 1;
 };
 
 /// Window totals in bytes.
@@ -72,6 +75,9 @@ namespace {
 struct DistCommReportPass
     : public dist::impl::DistCommReportPassBase<DistCommReportPass> {
   using Base::Base;
+
+  /// Functions that are whole windows (dist.window), called once per window.
+  llvm::StringSet<> windows;
 
   void runOnOperation() override {
     if (format != "text" && format != "json") {
@@ -154,8 +160,32 @@ struct DistCommReportPass
     int64_t bytes = *fullBytes;
     double factor = traits.wireFactor(w);
     rows.push_back({func.getName().str(), traits.name.str(), str(op->getLoc()),
-                    str(full), w, bytes, bytes * factor, param.str()});
+                    str(full), w, bytes, bytes * factor, param.str(),
+                    tripCount(op)});
+    if (func->hasAttr(DistDialect::getWindowAttrName()))
+      windows.insert(func.getName());
     return success();
+  }
+
+  /// The product of the constant trip counts of the loops around `op`.
+  int64_t tripCount(Operation *op) {
+    int64_t calls = 1;
+    for (auto loop = op->getParentOfType<LoopLikeOpInterface>(); loop;
+         loop = loop->getParentOfType<LoopLikeOpInterface>()) {
+      std::optional<APInt> trips = loop.getStaticTripCount();
+      std::optional<int64_t> product =
+          trips && trips->getActiveBits() < 63
+              ? llvm::checkedMul(calls, int64_t(trips->getZExtValue()))
+              : std::nullopt;
+      if (!product) {
+        emitWarningAt(op) << "dist-comm-report: this collective is inside a "
+                             "loop without a constant trip count; the report "
+                             "counts it once per call";
+        return 1;
+      }
+      calls = *product;
+    }
+    return calls;
   }
 
   LogicalResult collect(SmallVectorImpl<Row> &rows) {
@@ -167,10 +197,6 @@ struct DistCommReportPass
       llvm::DenseMap<Operation *, StringRef> gradientOf =
           explicitGradientSyncs(func, symbolTable);
       WalkResult inner = func.walk([&](Operation *op) {
-        if (isa<CollectiveOpInterface, GradSyncOp>(op) &&
-            op->getParentOfType<LoopLikeOpInterface>())
-          emitWarningAt(op) << "dist-comm-report: this collective is inside "
-                               "a loop; the report counts it once per call";
         LogicalResult added = success();
         if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
           const CollectiveTraits &traits = collective.getTraits();
@@ -246,6 +272,15 @@ struct DistCommReportPass
     int64_t k = microBatches;
     for (const Row &row : rows) {
       bool gradient = !row.param.empty();
+      if (row.calls > 1 || windows.contains(row.function)) {
+        // A whole window, called once: what it runs, against syncing every
+        // micro-batch's gradient (a gradient sync left after its loop).
+        bool afterLoop = gradient && row.calls == 1;
+        totals[0].add(row.bytes, row.wireBytes, afterLoop ? k : row.calls);
+        totals[1].add(row.bytes, row.wireBytes, row.calls);
+        totals[2].add(row.bytes, row.wireBytes, afterLoop ? 2 : row.calls);
+        continue;
+      }
       if (baseOf(row, functions) != row.function) {
         // A no_sync variant: micro-batches 1..K-1.
         totals[1].add(row.bytes, row.wireBytes, k - 1);
@@ -268,14 +303,15 @@ struct DistCommReportPass
   void printText(ArrayRef<Row> rows, raw_ostream &os) {
     os << "dist communication report (K = " << microBatches
        << " micro-batches per window)\n";
-    os << llvm::formatv("{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14}  {6}\n",
-                        "function", "collective", "W", "array", "bytes/call",
-                        "wire B/rank", "gradient of");
+    os << llvm::formatv(
+        "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14} {6,5}  {7}\n", "function",
+        "collective", "W", "array", "bytes/call", "wire B/rank", "calls",
+        "gradient of");
     for (const Row &row : rows)
       os << llvm::formatv(
-          "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1}  {6}\n", row.function,
-          row.kind, row.groupSize, row.type, row.bytes, row.wireBytes,
-          row.param.empty() ? "-" : "@" + row.param);
+          "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1} {6,5}  {7}\n",
+          row.function, row.kind, row.groupSize, row.type, row.bytes,
+          row.wireBytes, row.calls, row.param.empty() ? "-" : "@" + row.param);
     std::array<Totals, 3> totals = window(rows);
     const char *names[] = {"always-sync", "no_sync (one round)",
                            "two-round (Thunder)"};
@@ -303,6 +339,7 @@ struct DistCommReportPass
           {"group_size", row.groupSize},
           {"bytes", row.bytes},
           {"wire_bytes_per_rank", row.wireBytes},
+          {"calls_per_call", row.calls},
           {"gradient_of", row.param.empty() ? llvm::json::Value(nullptr)
                                             : llvm::json::Value(row.param)}});
     std::array<Totals, 3> totals = window(rows);

@@ -3,6 +3,7 @@
 #include "Communication.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -82,4 +83,42 @@ Operation *mlir::dist::CommunicationFinder::findIn(Value value) {
     analyze();
   Operation *def = bodyOpOf(value);
   return def ? dependsOn.lookup(def) : nullptr;
+}
+
+Operation *mlir::dist::CommunicationFinder::findThrough(Value value,
+                                                       Block *scope) {
+  SmallVector<Value> work{value};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def) {
+      Block *owner = cast<BlockArgument>(v).getOwner();
+      if (owner == scope)
+        continue; // a loop-carried value or the induction variable
+      def = owner->getParentOp();
+    }
+    Operation *op = scope->findAncestorOpInBlock(*def);
+    if (!op) {
+      if (Operation *found = findIn(v))
+        return found;
+      continue;
+    }
+    if (!seen.insert(op).second)
+      continue;
+    Operation *found = nullptr;
+    op->walk([&](Operation *inner) {
+      if (communicates(inner, func)) {
+        found = inner;
+        return WalkResult::interrupt();
+      }
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentBlock()->getParentOp()))
+          work.push_back(operand);
+      return WalkResult::advance();
+    });
+    if (found)
+      return found;
+  }
+  return nullptr;
 }

@@ -33,6 +33,12 @@ public:
   /// The first communicating op `value` depends on, or null.
   Operation *findIn(Value value);
 
+  /// The first communicating op `value` depends on through the ops of
+  /// `scope` (a loop body: its block arguments are not followed), or
+  /// through a value from outside it; null if none. Walks the slice per
+  /// query, so it is for a few values of a block, not every gradient.
+  Operation *findThrough(Value value, Block *scope);
+
 private:
   /// Whether `op` itself communicates (a call: whether its callee may).
   bool communicates(Operation *op, FunctionOpInterface within);

@@ -151,6 +151,11 @@ static std::string describeCollective(CollectiveOpInterface collective) {
   return text;
 }
 
+Value mlir::dist::getScaledOperand(Operation *op) {
+  FailureOr<ScaleMatch> match = matchScale(op);
+  return succeeded(match) ? match->grad : Value();
+}
+
 Value mlir::dist::lookThroughStashAdd(Value value, FlatSymbolRefAttr param) {
   auto add = value.getDefiningOp<arith::AddFOp>();
   if (!add)

@@ -64,6 +64,11 @@ FailureOr<ExplicitSync> matchExplicitSync(Value value, const GradSyncPlan &plan,
 /// reported with the reason it does not match), never synchronized again.
 bool endsLikeExplicitSync(Value value);
 
+/// If `op` scales one tensor by a constant (arith.divf / arith.mulf by a
+/// scalar or splat constant, or a linalg op doing one elementwise: the
+/// averaging ops of the forms above), returns that tensor; else null.
+Value getScaledOperand(Operation *op);
+
 /// If `value` is `arith.addf(dist.take_stash @param, x)` (either order),
 /// returns `x`.
 Value lookThroughStashAdd(Value value, FlatSymbolRefAttr param);

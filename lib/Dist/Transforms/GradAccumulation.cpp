@@ -39,6 +39,9 @@ struct DistGradAccumulationPass
     SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
+      // A whole window (-dist-loop-no-sync) syncs once already.
+      if (func->hasAttr(DistDialect::getWindowAttrName()))
+        continue;
       FailureOr<GradSyncAnalysis> analysis =
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))

@@ -7,6 +7,7 @@
 #include "Dist/IR/Diagnostics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
@@ -86,6 +87,29 @@ static void markUnrecognized(TiedGradient &tied, Operation *at,
   tied.derivedFromCommunication = derived;
 }
 
+/// If `value` is the result of an scf.for that adds a dist.grad_sync to its
+/// accumulator (`scf.yield (arith.addf %acc, %sync)`: -dist-loop-no-sync
+/// under hsdp-partial keeps the shard phase in the loop), that sync.
+static GradSyncOp getLoopAccumulatedSync(Value value) {
+  auto loop = value.getDefiningOp<scf::ForOp>();
+  if (!loop)
+    return {};
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  BlockArgument acc = loop.getRegionIterArg(index);
+  auto add = loop.getBody()
+                 ->getTerminator()
+                 ->getOperand(index)
+                 .getDefiningOp<arith::AddFOp>();
+  if (!add || !acc.hasOneUse() || !add->hasOneUse())
+    return {};
+  Value added = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto sync = added.getDefiningOp<GradSyncOp>();
+  if (!sync || !added.hasOneUse() || add.getLhs() == add.getRhs() ||
+      (add.getLhs() != acc && add.getRhs() != acc))
+    return {};
+  return sync;
+}
+
 /// Classifies a returned value that is a dist.grad_sync.
 static void classifySync(TiedGradient &tied, GradSyncOp sync) {
   FlatSymbolRefAttr param = FlatSymbolRefAttr::get(tied.param.getSymNameAttr());
@@ -114,6 +138,8 @@ static void classifySync(TiedGradient &tied, GradSyncOp sync) {
       stashBetween = true;
     }
     auto shard = input.getDefiningOp<GradSyncOp>();
+    if (!shard)
+      shard = getLoopAccumulatedSync(input);
     if (!shard || shard.getParamAttr() != param ||
         shard.getPhase() != GradSyncPhase::Shard)
       return markUnrecognized(tied, sync,

@@ -12,6 +12,9 @@ using namespace mlir::dist;
 void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
                                      const NoSyncPipelineOptions &options) {
   pm.addPass(createDistExpandSynchronizePass());
+  DistLoopNoSyncPassOptions loops;
+  loops.hsdpPartial = options.hsdpPartial;
+  pm.addPass(createDistLoopNoSyncPass(loops));
   pm.addPass(createDistInsertGradSyncPass());
   DistGradAccumulationPassOptions accumulation;
   accumulation.suffix = options.suffix;

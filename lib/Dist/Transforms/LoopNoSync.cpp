@@ -1,0 +1,400 @@
+//===- LoopNoSync.cpp - one gradient sync after an accumulation loop ------===//
+//
+// A window written as one function loops over its micro-batches and adds
+// each micro-batch's synchronized gradient into a loop-carried accumulator:
+//
+//   %acc = scf.for ... iter_args(%a = %zero) {
+//     %g = ...                                  // this micro-batch, local
+//     %s = <sync chain of %g>                   // collectives, waits, 1/W
+//     %n = arith.addf %a, %s
+//     scf.yield %n
+//   }
+//
+// Every op of a sync chain is linear (sum or avg collectives, gathers,
+// scales by a constant), so sum_k chain(g_k) = chain(sum_k g_k): the loop
+// accumulates the local gradients (unsharded, from zeros) and the chain runs
+// once on the accumulator after the loop (XLA's
+// WhileLoopAllReduceCodeMotion). An accumulator that did not start from
+// zeros gets its start added back. Under hsdp-partial the chain's first
+// stage (the intra-node reduce-scatter) stays in the loop.
+//
+// A loop result returned as a tied gradient is the window's gradient: if
+// what it accumulates is computed from communication but cannot be moved
+// (another use of the synced value, a non-additive update, a non-linear
+// op), that is an error at the op that prevents it. Other loops are only
+// rewritten where the move is exact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Communication.h"
+#include "ExplicitSync.h"
+
+#include "Dist/IR/Diagnostics.h"
+#include "Dist/IR/DistDialect.h"
+#include "Dist/IR/DistOps.h"
+#include "Dist/IR/GradSyncPlan.h"
+#include "Dist/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_DISTLOOPNOSYNCPASS
+#include "Dist/Transforms/Passes.h.inc"
+} // namespace mlir::dist
+
+#define DEBUG_TYPE "dist-loop-no-sync"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+namespace {
+
+/// The linear ops between a micro-batch's value and what the loop adds.
+struct SyncChain {
+  /// What the chain reads: the value the loop accumulates instead.
+  Value input;
+  /// In program order, input side first.
+  SmallVector<Operation *> ops;
+  bool communicates = false;
+};
+
+/// Why a chain cannot be moved, for a tied accumulator.
+struct Refusal {
+  Operation *at = nullptr;
+  std::string why;
+};
+
+/// Whether `op` communicates and is linear in its input: a gradient sync, or
+/// a wait of a gather or a sum/avg reduction.
+static Value linearCommInput(Operation *op, SmallVectorImpl<Operation *> &ops) {
+  if (auto sync = dyn_cast<GradSyncOp>(op)) {
+    ops.push_back(sync);
+    return sync.getGrad();
+  }
+  auto wait = dyn_cast<WaitOp>(op);
+  if (!wait)
+    return {};
+  auto collective = wait.getFuture().getDefiningOp<CollectiveOpInterface>();
+  if (!collective || collective->getBlock() != wait->getBlock() ||
+      !collective.getResult().hasOneUse())
+    return {};
+  std::optional<ReductionKind> reduction =
+      collective.getCollectiveReduction();
+  if (reduction && *reduction != ReductionKind::Sum &&
+      *reduction != ReductionKind::Avg)
+    return {};
+  ops.push_back(wait);
+  ops.push_back(collective);
+  return collective.getInput();
+}
+
+/// Walks back from `added` (what the loop adds to its accumulator) through
+/// linear ops of the loop body whose results only the chain uses.
+static SyncChain walkChain(Value added, Block *body, Refusal &refusal) {
+  SyncChain chain;
+  Value value = added;
+  while (true) {
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      break;
+    SmallVector<Operation *> ops;
+    Value input = linearCommInput(def, ops);
+    if (input) {
+      chain.communicates = true;
+    } else if ((input = getScaledOperand(def))) {
+      ops.push_back(def);
+    } else {
+      break;
+    }
+    if (value != added && !value.hasOneUse()) {
+      // A synchronized intermediate read by something else: moving the
+      // chain would change what that reads.
+      for (Operation *user : value.getUsers())
+        if (!llvm::is_contained(chain.ops, user) && !refusal.at) {
+          refusal.at = user;
+          refusal.why = "this op reads a value of the micro-batch's gradient "
+                        "sync, which only the accumulation may read";
+        }
+      break;
+    }
+    chain.ops.append(ops);
+    value = input;
+  }
+  chain.input = value;
+  std::reverse(chain.ops.begin(), chain.ops.end());
+  return chain;
+}
+
+/// Under hsdp-partial the first stage of a two-stage chain stays in the
+/// loop: a full dist.grad_sync with a replicate stage is split in its two
+/// phases first. Returns the chain past that stage.
+static void keepFirstStage(SyncChain &chain, SymbolTableCollection &symbols) {
+  auto first = llvm::find_if(chain.ops, [](Operation *op) {
+    return isa<GradSyncOp, CollectiveOpInterface>(op);
+  });
+  if (first == chain.ops.end())
+    return;
+  if (auto sync = dyn_cast<GradSyncOp>(*first)) {
+    if (sync.getPhase() != GradSyncPhase::Full)
+      return;
+    auto param = symbols.lookupNearestSymbolFrom<ParameterOp>(
+        sync, sync.getParamAttr());
+    if (!param || param.getReplicateAxes().empty())
+      return;
+    OpBuilder builder(sync);
+    auto shard = GradSyncOp::create(
+        builder, sync.getLoc(), param.getLocalType(), sync.getGrad(),
+        sync.getParam(), GradSyncPhase::Shard, sync.getScale());
+    sync.getGradMutable().assign(shard);
+    sync.setPhase(GradSyncPhase::Replicate);
+    sync.setScale(GradSyncScale::Mean);
+    chain.input = shard;
+    chain.ops.erase(chain.ops.begin(), first + 1);
+    chain.ops.insert(chain.ops.begin(), sync);
+    return;
+  }
+  // Explicit collectives: keep everything up to the first wait when a later
+  // collective remains.
+  auto firstWait = llvm::find_if(
+      chain.ops, [](Operation *op) { return isa<WaitOp>(op); });
+  bool later = std::any_of(firstWait, chain.ops.end(), [](Operation *op) {
+    return isa<CollectiveOpInterface>(op);
+  });
+  if (!later)
+    return;
+  chain.input = (*firstWait)->getResult(0);
+  chain.ops.erase(chain.ops.begin(), firstWait + 1);
+}
+
+/// Values the chain reads besides its own (constants, empty tensors) that
+/// are defined in the loop; they are cloned after it. Fails at an op that
+/// reads anything else computed in the loop.
+static LogicalResult collectInvariants(SyncChain &chain, scf::ForOp loop,
+                                       SmallVectorImpl<Operation *> &clones,
+                                       Refusal &refusal) {
+  llvm::SetVector<Value> read;
+  for (Operation *op : chain.ops) {
+    read.insert(op->operand_begin(), op->operand_end());
+    getUsedValuesDefinedAbove(op->getRegions(), read);
+  }
+  for (Value value : read) {
+    if (value == chain.input || !loop.getBodyRegion().isAncestor(
+                                    value.getParentRegion()))
+      continue;
+    Operation *def = value.getDefiningOp();
+    if (def && llvm::is_contained(chain.ops, def))
+      continue;
+    if (def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
+        isPure(def)) {
+      if (!llvm::is_contained(clones, def))
+        clones.push_back(def);
+      continue;
+    }
+    refusal.at = def ? def : loop.getOperation();
+    refusal.why = "the gradient sync reads a value computed in the loop "
+                  "besides the gradient, so it cannot run once after it";
+    return failure();
+  }
+  return success();
+}
+
+static bool isZeroTensor(Value value) {
+  if (matchPattern(value, m_AnyZeroFloat()))
+    return true;
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.value(), m_AnyZeroFloat());
+}
+
+/// Moves `chain`, which computes what iteration argument `index` of `loop`
+/// adds through `add`, after the loop.
+static void moveAfterLoop(scf::ForOp loop, unsigned index, Operation *add,
+                          SyncChain &chain, ArrayRef<Operation *> clones) {
+  auto localType = cast<RankedTensorType>(chain.input.getType());
+  Value init = loop.getInitArgs()[index];
+  Location loc = add->getLoc();
+
+  OpBuilder before(loop);
+  Value empty = tensor::EmptyOp::create(before, loc, localType.getShape(),
+                                        localType.getElementType());
+  Value zeroScalar = arith::ConstantOp::create(
+      before, loc, before.getZeroAttr(localType.getElementType()));
+  Value zero =
+      linalg::FillOp::create(before, loc, zeroScalar, empty).getResult(0);
+
+  BlockArgument acc = loop.getRegionIterArg(index);
+  acc.setType(localType);
+  OpBuilder inLoop(add);
+  Value sum = arith::AddFOp::create(inLoop, loc, acc, chain.input);
+  loop.getBody()->getTerminator()->setOperand(index, sum);
+  add->erase();
+  for (Operation *op : llvm::reverse(chain.ops))
+    op->remove();
+  loop.getInitArgsMutable()[index].assign(zero);
+
+  OpResult result = loop->getResult(index);
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : result.getUses())
+    uses.push_back(&use);
+  result.setType(localType);
+  OpBuilder after(loop->getContext());
+  after.setInsertionPointAfter(loop);
+  IRMapping mapping;
+  for (Operation *op : clones)
+    after.clone(*op, mapping);
+  mapping.map(chain.input, result);
+  for (Operation *op : chain.ops) {
+    after.insert(op);
+    for (OpOperand &operand : op->getOpOperands())
+      operand.set(mapping.lookupOrDefault(operand.get()));
+    op->walk([&](Operation *inner) {
+      for (OpOperand &operand : inner->getOpOperands())
+        operand.set(mapping.lookupOrDefault(operand.get()));
+    });
+  }
+  Value synced = chain.ops.back()->getResult(0);
+  if (!isZeroTensor(init))
+    synced = arith::AddFOp::create(after, loc, init, synced);
+  for (OpOperand *use : uses)
+    use->set(synced);
+  // What only the moved chain or the old start read.
+  for (Operation *op : clones)
+    if (op->use_empty())
+      op->erase();
+  if (Operation *def = init.getDefiningOp())
+    if (def->use_empty() && isPure(def))
+      def->erase();
+}
+
+struct DistLoopNoSyncPass
+    : public dist::impl::DistLoopNoSyncPassBase<DistLoopNoSyncPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SymbolTableCollection symbols;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(runOn(func, symbols)))
+        return signalPassFailure();
+  }
+
+  LogicalResult runOn(func::FuncOp func, SymbolTableCollection &symbols) {
+    if (func.isExternal())
+      return success();
+    // Loop results returned as tied gradients: the window's gradients.
+    llvm::DenseMap<Value, FlatSymbolRefAttr> tied;
+    func.walk([&](func::ReturnOp ret) {
+      for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+        if (auto param = func.getResultAttrOfType<FlatSymbolRefAttr>(
+                i, DistDialect::getGradAttrName()))
+          if (value.getDefiningOp<scf::ForOp>())
+            tied.try_emplace(value, param);
+    });
+    CommunicationFinder finder(symbols, func);
+    bool moved = false, refused = false;
+    SmallVector<scf::ForOp> loops;
+    func.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      for (unsigned i = 0, e = loop.getNumRegionIterArgs(); i < e; ++i) {
+        FlatSymbolRefAttr param = tied.lookup(loop->getResult(i));
+        Refusal refusal;
+        if (succeeded(rewrite(loop, i, symbols, finder, refusal))) {
+          moved |= bool(param);
+          continue;
+        }
+        if (!param || !refusal.at)
+          continue;
+        emitErrorAt(refusal.at)
+            << "cannot synchronize the gradient of " << param
+            << " once after its accumulation loop: " << refusal.why;
+        refused = true;
+      }
+    }
+    if (refused)
+      return failure();
+    // A tied gradient now synchronized once after its loop: the function is
+    // the whole window.
+    if (moved)
+      func->setAttr(DistDialect::getWindowAttrName(),
+                    UnitAttr::get(func.getContext()));
+    return success();
+  }
+
+  /// Rewrites iteration argument `index` of `loop` if it accumulates a
+  /// movable sync chain. Fails otherwise, with `refusal` set when what it
+  /// accumulates is computed from communication; the only change it may
+  /// leave is a full sync split in its two phases (hsdp-partial), the same
+  /// program.
+  LogicalResult rewrite(scf::ForOp loop, unsigned index,
+                        SymbolTableCollection &symbols,
+                        CommunicationFinder &finder, Refusal &refusal) {
+    Block *body = loop.getBody();
+    BlockArgument acc = loop.getRegionIterArg(index);
+    Value yielded = body->getTerminator()->getOperand(index);
+    auto refuseIfCommunicating = [&](Operation *at, const Twine &why) {
+      if (Operation *comm = finder.findThrough(yielded, body)) {
+        refusal.at = at ? at : comm;
+        refusal.why = why.str();
+      }
+      return failure();
+    };
+    auto add = yielded.getDefiningOp<arith::AddFOp>();
+    if (!add || add->getBlock() != body ||
+        (add.getLhs() != acc && add.getRhs() != acc) ||
+        add.getLhs() == add.getRhs())
+      return refuseIfCommunicating(
+          yielded.getDefiningOp(),
+          "the loop does not add the synchronized gradient to its "
+          "accumulator (expected `scf.yield (arith.addf %acc, %synced)`)");
+    for (Operation *user : acc.getUsers())
+      if (user != add)
+        return refuseIfCommunicating(
+            user, "this op reads the accumulated gradient inside the loop; "
+                  "after the rewrite it would read an unsynchronized sum");
+    for (Operation *user : yielded.getUsers())
+      if (user != body->getTerminator())
+        return refuseIfCommunicating(
+            user, "this op reads the running sum of synchronized gradients "
+                  "inside the loop");
+    Value added = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+    if (!added.hasOneUse()) {
+      for (Operation *user : added.getUsers())
+        if (user != add)
+          return refuseIfCommunicating(
+              user, "this op reads the micro-batch's synchronized gradient, "
+                    "which only the accumulation may read");
+    }
+    SyncChain chain = walkChain(added, body, refusal);
+    if (refusal.at)
+      return failure();
+    if (hsdpPartial)
+      keepFirstStage(chain, symbols);
+    if (!chain.communicates || chain.ops.empty())
+      return refuseIfCommunicating(
+          chain.input.getDefiningOp(),
+          "this op is not linear in the gradient (expected sum or avg "
+          "collectives, gathers, waits, dist.grad_sync and scales by a "
+          "constant)");
+    auto localType = dyn_cast<RankedTensorType>(chain.input.getType());
+    if (!localType || !localType.hasStaticShape() ||
+        !isa<FloatType>(localType.getElementType())) {
+      refusal.at = chain.ops.front();
+      refusal.why = "the local accumulator must be a statically shaped float "
+                    "tensor";
+      return failure();
+    }
+    SmallVector<Operation *> clones;
+    if (failed(collectInvariants(chain, loop, clones, refusal)))
+      return failure();
+    moveAfterLoop(loop, index, add, chain, clones);
+    ++numMoved;
+    return success();
+  }
+};
+
+} // namespace
