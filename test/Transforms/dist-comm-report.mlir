@@ -55,6 +55,7 @@
 
 // JSON: "array": "tensor<16x12xf32>",
 // JSON-NEXT: "bytes": 768,
+// JSON-NEXT: "calls_per_call": 1,
 // JSON-NEXT: "collective": "all_gather",
 // JSON-NEXT: "function": "fwd",
 // JSON-NEXT: "gradient_of": null,
