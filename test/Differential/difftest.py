@@ -83,6 +83,8 @@ def dist_run_command(case, directory, opts):
                                       "--out-npy", os.path.join(directory, "out")]
     if case.hsdp_partial:
         cmd.append("--hsdp-partial")
+    if case.window_loop:
+        cmd.append("--window")
     return cmd
 
 
@@ -120,6 +122,12 @@ def compare(case, directory, expected):
                 if res[0] == "grad":
                     got, want, tol = load("w%d_r%d_grad%d.npy" % (w, r, ri)), exp["grad"][(r, res[1])], GRAD_TOL
                     checks = [("window %d rank %d gradient of @%s (result #%d)" % (w, r, res[1], ri), got, want)]
+                elif case.window_loop:
+                    # A whole window returns the sum of its micro-batches' losses.
+                    tol = LOSS_TOL
+                    checks = [("window %d rank %d loss sum (result #%d)" % (w, r, ri),
+                               load("w%d_r%d_out%d.npy" % (w, r, ri)),
+                               sum(exp["out"][(k, r, "loss")] for k in range(case.k)))]
                 else:
                     tol = LOSS_TOL if res[0] == "loss" else GRAD_TOL
                     checks = [("window %d micro-batch %d rank %d %s (result #%d)" % (w, k, r, res[0], ri),

@@ -328,9 +328,33 @@ def emit_mlir(case):
             arg_decls.append('%%arg%d: %s {dist.param = @"%s"}' % (i, ty(p.local_shape), p.name))
         else:
             arg_names[a[0]] = "%%%s" % a[0]
-            arg_decls.append("%%%s: %s" % (a[0], ty((B, d0 if a[0] == "x" else dl))))
+            shape = (B, d0 if a[0] == "x" else dl)
+            arg_decls.append("%%%s: %s" % (a[0], ty(((K,) if case.window_loop else ()) + shape)))
 
     em.emit("%zero = arith.constant 0.0 : f32")
+    if case.window_loop:
+        # Accumulators from zeros; the loop body is the micro-step.
+        accs = {}
+        for r in case.results:
+            if r[0] == "loss":
+                accs[r] = ("%_acc_loss", em.zeros(() if case.loss_rank0 else (1,)),
+                           ty(() if case.loss_rank0 else (1,)))
+            else:
+                p = case.params[r[1]]
+                shape = p.local_shape if r[1] in case.sync_forms else p.shape
+                accs[r] = ("%%_acc%d" % len(accs), em.zeros(shape), ty(shape))
+        em.emit("%_c0 = arith.constant 0 : index")
+        em.emit("%_c1 = arith.constant 1 : index")
+        em.emit("%%_ck = arith.constant %d : index" % K)
+        em.emit("%%_win:%d = scf.for %%_k = %%_c0 to %%_ck step %%_c1 iter_args(%s) -> (%s) {"
+                % (len(accs), ", ".join("%s = %s" % (a, z) for a, z, _ in accs.values()),
+                   ", ".join(t for _, _, t in accs.values())))
+        for a in ("x", "y"):
+            width = d0 if a == "x" else dl
+            sliced = em.fresh(a)
+            em.emit("%s = tensor.extract_slice %s[%%_k, 0, 0] [1, %d, %d] [1, 1, 1] : %s to %s"
+                    % (sliced, arg_names[a], B, width, ty((K, B, width)), ty((B, width))))
+            arg_names[a] = sliced
 
     def sync(p, when):
         r = em.fresh(when)
@@ -422,6 +446,16 @@ def emit_mlir(case):
             p = case.params[case.gradnorm]
             values.append(em.sum_squares(grads[p.name], p.shape, 1.0, False))
             types.append(ty((1,)))
+    if case.window_loop:
+        news = []
+        for r, v in zip(case.results, values):
+            acc, _, t = accs[r]
+            n = em.fresh("n")
+            em.emit("%s = arith.addf %s, %s : %s" % (n, acc, v, t))
+            news.append(n)
+        em.emit("scf.yield %s : %s" % (", ".join(news), ", ".join(t for _, _, t in accs.values())))
+        em.emit("}")
+        values = ["%%_win#%d" % i for i in range(len(values))]
     em.emit("return %s : %s" % (", ".join(values), ", ".join(t.split(" {")[0] for t in types)))
     out.append("")
     out.append("func.func @step(%s)\n    -> (%s) {" % (", ".join(arg_decls), ", ".join(types)))

@@ -81,6 +81,12 @@ class Case:
     # returned gradient, and so the SGD step, is W times the mean). The
     # others are returned local.
     sync_forms: dict = field(default_factory=dict)
+    # The step is a whole window (dist-run --window): an scf.for over the K
+    # micro-batches (x and y stack them on dim 0) that adds each one's
+    # gradients, synchronized inside the loop in the sync_forms (the others
+    # accumulated local), and its loss; results are the loss sum and the
+    # gradients.
+    window_loop: bool = False
 
     def tags(self):
         t = {p.kind for p in self.params.values()}
@@ -105,6 +111,8 @@ class Case:
             t.add("unused")
         if self.k == 1:
             t.add("k1")
+        if self.window_loop:
+            t.add("window-loop")
         t.add(self.style)
         return sorted(t)
 
@@ -245,4 +253,8 @@ def make_case(seed):
     for name in params:
         if rng.random() < 0.3:
             case.sync_forms[name] = rng.choice(["pre", "post", "avg", "sum"])
+    if rng.random() < 0.25:
+        case.window_loop = True
+        case.dx, case.gradnorm = False, None
+        case.results = [r for r in case.results if r[0] in ("loss", "grad")]
     return case

@@ -40,6 +40,10 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
     return error("@" + entry +
                  " is private: the entry point must be public (the lowering "
                  "writes C interfaces for public functions only)");
+  if (options.window) {
+    fns.noSync = fns.sync;
+    return fns;
+  }
   if (!fns.noSync) {
     bool syncStep = false;
     fns.sync.walk([&](dist::TakeStashOp) { syncStep = true; });
@@ -79,7 +83,9 @@ llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
   (*engine)->initialize();
   // The C interfaces, by the names invokePacked takes (it adds the _mlir_
   // of the packed wrapper ExecutionEngine makes of every function).
-  std::string functions[2] = {options.entry + "_no_sync", options.entry};
+  std::string functions[2] = {options.window ? options.entry
+                                             : options.entry + "_no_sync",
+                              options.entry};
   return Step(std::move(signature),
               [engine = std::move(*engine),
                functions](Variant variant,

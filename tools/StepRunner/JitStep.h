@@ -25,12 +25,16 @@ struct JitOptions {
   std::string entry = "step";
   /// The no_sync pipeline's hsdp-partial option.
   bool hsdpPartial = false;
+  /// @<entry> is a whole window (a loop over the micro-batches): there is
+  /// no @<entry>_no_sync, and both variants of the step call @<entry>.
+  bool window = false;
   /// Shared libraries the JIT loads (the lowering may call MLIR's C runner
   /// utilities, memrefCopy for copies of views).
   std::vector<std::string> sharedLibPaths;
 };
 
-/// @<entry> and @<entry>_no_sync after the no_sync pipeline.
+/// @<entry> and @<entry>_no_sync after the no_sync pipeline (@<entry> twice
+/// for a window).
 struct StepFunctions {
   mlir::func::FuncOp sync, noSync;
 };

@@ -19,6 +19,13 @@
 // 1.3e-6, the acceptance test's tolerance), the no_sync micro-steps ran no
 // all_reduce or reduce_scatter (unless --hsdp-partial, which keeps the
 // intra-node reduce_scatter), and the stash is empty after the window.
+// With --window, @<entry> is a whole window instead (a loop over the K
+// micro-batches, docs/Design.md "Input form: an accumulation loop"): every
+// data argument stacks the K micro-batches on dim 0 (--data-npy files hold
+// one micro-batch each, stacked in order), it is called once per window and
+// there is no always-sync variant to compare with: its gradients are checked
+// against an independent reference (test/Differential) through --out-npy,
+// where untied results are w<w>_r<rank>_out<res>.npy.
 // Prints the untied outputs by result index (a one-element one is labelled
 // the loss), gradient checksums, runtime statistics and throughput; ends with
 // `N passed, M failed` over all ranks and exits 1 on a failed check.
@@ -103,6 +110,11 @@ llvm::cl::opt<bool>
     hsdpPartialOpt("hsdp-partial",
                    llvm::cl::desc("the no_sync pipeline's hsdp-partial option"),
                    llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<bool> windowOpt(
+    "window",
+    llvm::cl::desc("@<entry> is a whole window: a loop over the K "
+                   "micro-batches stacked on dim 0 of each data argument"),
+    llvm::cl::init(false), llvm::cl::cat(category));
 llvm::cl::opt<std::string> paramsNpyOpt(
     "params-npy",
     llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
@@ -168,6 +180,7 @@ int main(int argc, char **argv) {
   dist_step::JitOptions jit;
   jit.entry = entryOpt;
   jit.hsdpPartial = hsdpPartialOpt;
+  jit.window = windowOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
   llvm::Expected<dist_step::StepFunctions> fns =
       dist_step::prepareStep(*module, jit, inputFile);
@@ -182,6 +195,14 @@ int main(int argc, char **argv) {
     return 1;
   if (shapesOf(noSyncArgs) != shapesOf(args))
     return fail("@" + noSync + " does not take @" + entry + "'s arguments");
+  if (windowOpt)
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].param.empty() &&
+          (args[i].shape.empty() || args[i].shape[0] != kOpt))
+        return fail("--window: data argument #" + std::to_string(i) + " of @" +
+                    entry + " is " + typeString(args[i].shape) +
+                    ", but a window's data stacks its " + std::to_string(kOpt) +
+                    " micro-batches on dim 0");
   // Before anything is compiled or allocated (a 4 TiB argument died on
   // std::bad_alloc), both lists reported; @<entry>_no_sync's results are
   // some of @<entry>'s.
@@ -285,9 +306,11 @@ int main(int argc, char **argv) {
   if (useFiles && !allOk())
     return stop();
   const int k = kOpt;
+  // Calls of @<entry>[_no_sync] per window: one for a whole window.
+  const int calls = windowOpt ? 1 : k;
   std::vector<std::vector<std::vector<float>>> windowData; // [micro][arg]
   auto loadData = [&](int window) {
-    windowData.assign(k, std::vector<std::vector<float>>(args.size()));
+    windowData.assign(calls, std::vector<std::vector<float>>(args.size()));
     for (int micro = 0; micro < k && fileError.empty(); ++micro)
       for (size_t i = 0; i < args.size() && fileError.empty(); ++i) {
         if (!args[i].param.empty())
@@ -295,8 +318,14 @@ int main(int argc, char **argv) {
         std::string path = dataNpyOpt + "/w" + std::to_string(window) + "_k" +
                            std::to_string(micro) + "_r" + std::to_string(rank) +
                            "_a" + std::to_string(i) + ".npy";
-        dist_run::readNpyOfShape(path, args[i].shape, windowData[micro][i],
-                                 fileError);
+        // A window's argument stacks the micro-batches: one file each.
+        std::vector<int64_t> shape = args[i].shape;
+        if (windowOpt)
+          shape.erase(shape.begin());
+        std::vector<float> data;
+        dist_run::readNpyOfShape(path, shape, data, fileError);
+        std::vector<float> &into = windowData[windowOpt ? 0 : micro][i];
+        into.insert(into.end(), data.begin(), data.end());
       }
   };
   auto drawData = [&](int window, int micro) {
@@ -385,7 +414,7 @@ int main(int argc, char **argv) {
     Counts before;
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
-            *step, dist_step::Schedule::OneRound, k,
+            *step, dist_step::Schedule::OneRound, calls,
             {[&](const dist_step::MicroStep &m,
                  std::vector<float *> &pointers) {
                arguments(m, pointers);
@@ -400,10 +429,11 @@ int main(int argc, char **argv) {
                  for (float v : out.values(j))
                    outputSums[r] += v;
                  if (!outNpyOpt.empty())
-                   write("w" + std::to_string(window) + "_k" +
-                             std::to_string(m.index) + "_r" +
-                             std::to_string(rank) + "_out" + std::to_string(r) +
-                             ".npy",
+                   write("w" + std::to_string(window) +
+                             (windowOpt ? std::string()
+                                        : "_k" + std::to_string(m.index)) +
+                             "_r" + std::to_string(rank) + "_out" +
+                             std::to_string(r) + ".npy",
                          results[r].shape, out.values(j));
                }
                int64_t ran = after.gradCollectives() - before.gradCollectives();
@@ -427,21 +457,23 @@ int main(int argc, char **argv) {
                     "_grad" + std::to_string(r) + ".npy",
                 results[r].shape, synced->values(r));
 
-    // Always-sync accumulation of the same micro-batches.
+    // Always-sync accumulation of the same micro-batches (a whole window
+    // has no variant to compare with: its reference is independent).
     std::vector<std::vector<double>> always(results.size());
     for (size_t r = 0; r < results.size(); ++r)
       always[r].assign(synced->values(r).size(), 0.0);
     auto alwaysStart = std::chrono::steady_clock::now();
-    if (llvm::Error error = dist_step::runWindow(
-            *step, dist_step::Schedule::AlwaysSync, k,
-            {arguments,
-             [&](const dist_step::MicroStep &, dist_step::Results &out) {
-               for (size_t r = 0; r < out.size(); ++r)
-                 if (!results[r].param.empty())
-                   for (size_t j = 0; j < always[r].size(); ++j)
-                     always[r][j] += out.values(r)[j];
-             }}))
-      return callFailed(std::move(error));
+    if (!windowOpt)
+      if (llvm::Error error = dist_step::runWindow(
+              *step, dist_step::Schedule::AlwaysSync, k,
+              {arguments,
+               [&](const dist_step::MicroStep &, dist_step::Results &out) {
+                 for (size_t r = 0; r < out.size(); ++r)
+                   if (!results[r].param.empty())
+                     for (size_t j = 0; j < always[r].size(); ++j)
+                       always[r][j] += out.values(r)[j];
+               }}))
+        return callFailed(std::move(error));
     auto alwaysEnd = std::chrono::steady_clock::now();
     if (window > 0 || windowsOpt == 1) {
       seconds += std::chrono::duration<double>(end - start).count();
@@ -461,8 +493,9 @@ int main(int argc, char **argv) {
             std::max(worst, std::fabs(a - b) - (1e-5 + 1.3e-6 * std::fabs(b)));
         checksum += a;
       }
-      expect(worst <= 0, tag + ": the gradient of @" + results[r].param +
-                             " differs from always-sync accumulation");
+      if (!windowOpt)
+        expect(worst <= 0, tag + ": the gradient of @" + results[r].param +
+                               " differs from always-sync accumulation");
     }
     if (rank == 0) {
       // Only a one-element result can be a loss; anything else (a dx, ...)
@@ -504,11 +537,15 @@ int main(int argc, char **argv) {
         stdout); // the statistics go to stderr (mpirun may still reorder)
     distrt_print_stats();
     int timed = windowsOpt > 1 ? windowsOpt - 1 : 1;
-    std::printf("throughput: %.1f micro-batches/s with no_sync, %.1f "
-                "always-sync (x%.2f), "
-                "over %d window(s)\n",
-                timed * k / seconds, timed * k / alwaysSeconds,
-                alwaysSeconds / seconds, timed);
+    if (windowOpt)
+      std::printf("throughput: %.1f micro-batches/s in whole windows over "
+                  "%d window(s); no always-sync variant to compare with\n",
+                  timed * k / seconds, timed);
+    else
+      std::printf("throughput: %.1f micro-batches/s with no_sync, %.1f "
+                  "always-sync (x%.2f), over %d window(s)\n",
+                  timed * k / seconds, timed * k / alwaysSeconds,
+                  alwaysSeconds / seconds, timed);
     std::printf("%lld passed, %lld failed\n", (long long)total[0],
                 (long long)total[1]);
   }

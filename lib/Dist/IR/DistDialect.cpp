@@ -170,8 +170,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == getWindowAttrName()) {
     if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(attr.getValue()))
-      return emitErrorAt(op) << "'" << name
-                             << "' is a unit attribute of functions";
+      return emitErrorAt(op)
+             << "'" << name << "' is a unit attribute of functions";
     return success();
   }
   if (name == getParamAttrName() || name == getGradAttrName())

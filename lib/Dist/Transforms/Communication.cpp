@@ -2,6 +2,7 @@
 
 #include "Communication.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -79,6 +80,12 @@ void mlir::dist::CommunicationFinder::analyze() {
 }
 
 Operation *mlir::dist::CommunicationFinder::findIn(Value value) {
+  // A loop result depends on its own start and yield, not on everything in
+  // the loop (a window's loop holds every gradient's accumulation).
+  if (auto loop = value.getDefiningOp<scf::ForOp>())
+    return findThrough(loop.getBody()->getTerminator()->getOperand(
+                           cast<OpResult>(value).getResultNumber()),
+                       loop.getBody());
   if (!analyzed)
     analyze();
   Operation *def = bodyOpOf(value);
@@ -86,16 +93,28 @@ Operation *mlir::dist::CommunicationFinder::findIn(Value value) {
 }
 
 Operation *mlir::dist::CommunicationFinder::findThrough(Value value,
-                                                       Block *scope) {
+                                                        Block *scope) {
   SmallVector<Value> work{value};
   llvm::SmallPtrSet<Operation *, 32> seen;
+  llvm::DenseSet<Value> seenCarried;
+  auto loop = dyn_cast<scf::ForOp>(scope->getParentOp());
   while (!work.empty()) {
     Value v = work.pop_back_val();
     Operation *def = v.getDefiningOp();
     if (!def) {
-      Block *owner = cast<BlockArgument>(v).getOwner();
-      if (owner == scope)
-        continue; // a loop-carried value or the induction variable
+      auto arg = cast<BlockArgument>(v);
+      Block *owner = arg.getOwner();
+      if (owner == scope) {
+        // A loop-carried value is its start and what the body yields for
+        // it; the induction variable communicates nothing.
+        if (loop && arg.getArgNumber() >= loop.getNumInductionVars() &&
+            seenCarried.insert(arg).second) {
+          unsigned index = arg.getArgNumber() - loop.getNumInductionVars();
+          work.push_back(loop.getInitArgs()[index]);
+          work.push_back(scope->getTerminator()->getOperand(index));
+        }
+        continue;
+      }
       def = owner->getParentOp();
     }
     Operation *op = scope->findAncestorOpInBlock(*def);

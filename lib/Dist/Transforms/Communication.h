@@ -30,12 +30,15 @@ public:
                       FunctionOpInterface func)
       : symbolTable(symbolTable), func(func) {}
 
-  /// The first communicating op `value` depends on, or null.
+  /// The first communicating op `value` depends on, or null. An scf.for
+  /// result depends on what its iterations compute for it, not on the
+  /// whole loop.
   Operation *findIn(Value value);
 
   /// The first communicating op `value` depends on through the ops of
-  /// `scope` (a loop body: its block arguments are not followed), or
-  /// through a value from outside it; null if none. Walks the slice per
+  /// `scope` (a block; for an scf.for body, a carried value is followed to
+  /// its start and its yield), or through a value from outside it; null if
+  /// none. Walks the slice per
   /// query, so it is for a few values of a block, not every gradient.
   Operation *findThrough(Value value, Block *scope);
 

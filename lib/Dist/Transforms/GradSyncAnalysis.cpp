@@ -75,6 +75,18 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
   return result;
 }
 
+Value mlir::dist::raiseExplicitSync(Value value, ParameterOp param,
+                                    SymbolTableCollection &symbolTable) {
+  std::string why;
+  Operation *at = nullptr;
+  FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
+  if (failed(plan) || !endsLikeExplicitSync(value))
+    return {};
+  FailureOr<ExplicitSync> sync =
+      matchExplicitSync(value, *plan, symbolTable, why, at);
+  return succeeded(sync) ? raise(*sync, *plan, value) : Value();
+}
+
 //===----------------------------------------------------------------------===//
 // Classification
 //===----------------------------------------------------------------------===//

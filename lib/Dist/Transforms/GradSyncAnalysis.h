@@ -74,6 +74,12 @@ struct GradSyncAnalysis {
 FailureOr<GradSyncAnalysis>
 analyzeGradSyncs(func::FuncOp func, SymbolTableCollection &symbolTable);
 
+/// If `value` is an explicit sync chain (ExplicitSync.h) that matches
+/// `param`'s plan, replaces it by dist.grad_sync and returns the new value;
+/// else returns null and changes nothing.
+Value raiseExplicitSync(Value value, ParameterOp param,
+                        SymbolTableCollection &symbolTable);
+
 /// Emits the diagnostic of a tied result the pass does not rewrite, at the
 /// op that makes it so (else the op computing it), with a note at the return
 /// when the return prints in a line (Dist/IR/Diagnostics.h): an error, or a

@@ -28,6 +28,7 @@
 
 #include "Communication.h"
 #include "ExplicitSync.h"
+#include "GradSyncAnalysis.h"
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistDialect.h"
@@ -85,8 +86,7 @@ static Value linearCommInput(Operation *op, SmallVectorImpl<Operation *> &ops) {
   if (!collective || collective->getBlock() != wait->getBlock() ||
       !collective.getResult().hasOneUse())
     return {};
-  std::optional<ReductionKind> reduction =
-      collective.getCollectiveReduction();
+  std::optional<ReductionKind> reduction = collective.getCollectiveReduction();
   if (reduction && *reduction != ReductionKind::Sum &&
       *reduction != ReductionKind::Avg)
     return {};
@@ -144,8 +144,8 @@ static void keepFirstStage(SyncChain &chain, SymbolTableCollection &symbols) {
   if (auto sync = dyn_cast<GradSyncOp>(*first)) {
     if (sync.getPhase() != GradSyncPhase::Full)
       return;
-    auto param = symbols.lookupNearestSymbolFrom<ParameterOp>(
-        sync, sync.getParamAttr());
+    auto param =
+        symbols.lookupNearestSymbolFrom<ParameterOp>(sync, sync.getParamAttr());
     if (!param || param.getReplicateAxes().empty())
       return;
     OpBuilder builder(sync);
@@ -162,8 +162,8 @@ static void keepFirstStage(SyncChain &chain, SymbolTableCollection &symbols) {
   }
   // Explicit collectives: keep everything up to the first wait when a later
   // collective remains.
-  auto firstWait = llvm::find_if(
-      chain.ops, [](Operation *op) { return isa<WaitOp>(op); });
+  auto firstWait =
+      llvm::find_if(chain.ops, [](Operation *op) { return isa<WaitOp>(op); });
   bool later = std::any_of(firstWait, chain.ops.end(), [](Operation *op) {
     return isa<CollectiveOpInterface>(op);
   });
@@ -185,8 +185,8 @@ static LogicalResult collectInvariants(SyncChain &chain, scf::ForOp loop,
     getUsedValuesDefinedAbove(op->getRegions(), read);
   }
   for (Value value : read) {
-    if (value == chain.input || !loop.getBodyRegion().isAncestor(
-                                    value.getParentRegion()))
+    if (value == chain.input ||
+        !loop.getBodyRegion().isAncestor(value.getParentRegion()))
       continue;
     Operation *def = value.getDefiningOp();
     if (def && llvm::is_contained(chain.ops, def))
@@ -303,6 +303,8 @@ struct DistLoopNoSyncPass
       for (unsigned i = 0, e = loop.getNumRegionIterArgs(); i < e; ++i) {
         FlatSymbolRefAttr param = tied.lookup(loop->getResult(i));
         Refusal refusal;
+        if (failed(raiseInLoop(loop, i, param, symbols)))
+          continue;
         if (succeeded(rewrite(loop, i, symbols, finder, refusal))) {
           moved |= bool(param);
           continue;
@@ -322,6 +324,29 @@ struct DistLoopNoSyncPass
     if (moved)
       func->setAttr(DistDialect::getWindowAttrName(),
                     UnitAttr::get(func.getContext()));
+    return success();
+  }
+
+  /// A tied gradient's sync spelled as explicit ops in the loop is raised to
+  /// the parameter's dist.grad_sync first (as the pipeline raises a returned
+  /// one), so that hsdp-partial can split it in its phases.
+  LogicalResult raiseInLoop(scf::ForOp loop, unsigned index,
+                            FlatSymbolRefAttr param,
+                            SymbolTableCollection &symbols) {
+    if (!param)
+      return success();
+    auto add = loop.getBody()
+                   ->getTerminator()
+                   ->getOperand(index)
+                   .getDefiningOp<arith::AddFOp>();
+    if (!add)
+      return success();
+    auto paramOp = lookupParameter(loop, param, &symbols);
+    if (!paramOp)
+      return failure(); // the verifier reports it
+    for (OpOperand &operand : add->getOpOperands())
+      if (operand.get() != loop.getRegionIterArg(index))
+        (void)raiseExplicitSync(operand.get(), paramOp, symbols);
     return success();
   }
 

@@ -165,6 +165,10 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A window's loop (-dist-loop-no-sync) carries accumulators that each
+  // iteration computes into a new buffer; ownership-based deallocation frees
+  // the previous one.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
   pm.addPass(createCanonicalizerPass());
