@@ -131,3 +131,70 @@ func.func @scale_from_loop(%xs: tensor<4x8xf32>, %z: tensor<8xf32>)
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<8xf32> replicated on @world
+
+// The running sum yielded for a second iteration argument too.
+func.func @yield_twice(%xs: tensor<4x8xf32>, %z: tensor<8xf32>)
+    -> (tensor<8xf32> {dist.grad = @b}, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant dense<0.0> : tensor<8xf32>
+  %r:2 = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %zero, %o = %z) -> (tensor<8xf32>, tensor<8xf32>) {
+    %g = tensor.extract_slice %xs[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %s = dist.grad_sync %g for @b : tensor<8xf32> -> tensor<8xf32>
+    %n = arith.addf %a, %s : tensor<8xf32>
+    // expected-error @below {{the loop yields the running sum of synchronized gradients for another iteration argument too}}
+    scf.yield %n, %n : tensor<8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<8xf32> replicated on @world
+
+// A window's gradient starts from zeros.
+func.func @from_argument(%xs: tensor<4x8xf32>, %z: tensor<8xf32>)
+    -> (tensor<8xf32> {dist.grad = @b}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // expected-error @below {{a window's gradient must be accumulated from zeros}}
+  %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %z) -> (tensor<8xf32>) {
+    %g = tensor.extract_slice %xs[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    %s = dist.grad_sync %g for @b : tensor<8xf32> -> tensor<8xf32>
+    %n = arith.addf %a, %s : tensor<8xf32>
+    scf.yield %n : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @b : tensor<8xf32> replicated on @world
+dist.parameter @c : tensor<8xf32> replicated on @world
+
+// A window has no no_sync variants: nothing in it may write the stash.
+func.func @stash_in_window(%xs: tensor<4x8xf32>)
+    -> (tensor<8xf32> {dist.grad = @b}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant dense<0.0> : tensor<8xf32>
+  %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %zero) -> (tensor<8xf32>) {
+    %g = tensor.extract_slice %xs[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    // expected-error @below {{a window function (its gradients are accumulated by a loop and synchronized once after it) may not write the stash}}
+    dist.stash_grad_for_fsdp %g for @c : tensor<8xf32>
+    %s = dist.grad_sync %g for @b : tensor<8xf32> -> tensor<8xf32>
+    %n = arith.addf %a, %s : tensor<8xf32>
+    scf.yield %n : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

@@ -13,7 +13,8 @@ dist.parameter @b : tensor<8xf32> replicated on @world
 
 // A ZeRO-3 window: the gather stays in the loop, the reduce_scatter leaves
 // it, the accumulator is unsharded and starts from zeros. @b's sync is
-// spelled as explicit ops (all_reduce, then * 1/W): moved as it is.
+// spelled as explicit ops (all_reduce, then * 1/W): raised to its
+// dist.grad_sync and moved.
 // CHECK-LABEL: func.func @zero3
 // CHECK-SAME: attributes {dist.window}
 // CHECK-DAG: %[[ZW:.*]] = linalg.fill {{.*}} -> tensor<8x8xf32>
@@ -27,9 +28,7 @@ dist.parameter @b : tensor<8xf32> replicated on @world
 // CHECK: %[[GB:.*]] = tensor.extract_slice
 // CHECK: %[[NB:.*]] = arith.addf %[[AB]], %[[GB]] : tensor<8xf32>
 // CHECK: scf.yield %[[NW]], %[[NB]]
-// CHECK: %[[F:.*]] = dist.all_reduce %[[L]]#1 on @world reduction = sum
-// CHECK-NEXT: %[[R:.*]] = dist.wait %[[F]]
-// CHECK-NEXT: %[[SB:.*]] = arith.mulf %[[R]], %{{.*}} : tensor<8xf32>
+// CHECK: %[[SB:.*]] = dist.grad_sync %[[L]]#1 for @b : tensor<8xf32> -> tensor<8xf32>
 // CHECK-NEXT: %[[SW:.*]] = dist.grad_sync %[[L]]#0 for @w : tensor<8x8xf32> -> tensor<4x8xf32>
 // CHECK-NEXT: return %[[SW]], %[[SB]]
 // PIPE-LABEL: func.func @zero3

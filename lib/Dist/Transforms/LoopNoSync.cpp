@@ -305,7 +305,8 @@ struct DistLoopNoSyncPass
         Refusal refusal;
         if (failed(raiseInLoop(loop, i, param, symbols)))
           continue;
-        if (succeeded(rewrite(loop, i, symbols, finder, refusal))) {
+        if (succeeded(
+                rewrite(loop, i, bool(param), symbols, finder, refusal))) {
           moved |= bool(param);
           continue;
         }
@@ -317,6 +318,15 @@ struct DistLoopNoSyncPass
         refused = true;
       }
     }
+    // A whole window accumulates in its loop: the stash belongs to the
+    // no_sync variants, which a window has none of.
+    if (moved)
+      func.walk([&](StashGradOp stash) {
+        emitErrorAt(stash) << "a window function (its gradients are "
+                              "accumulated by a loop and synchronized once "
+                              "after it) may not write the stash";
+        refused = true;
+      });
     if (refused)
       return failure();
     // A tied gradient now synchronized once after its loop: the function is
@@ -355,7 +365,7 @@ struct DistLoopNoSyncPass
   /// accumulates is computed from communication; the only change it may
   /// leave is a full sync split in its two phases (hsdp-partial), the same
   /// program.
-  LogicalResult rewrite(scf::ForOp loop, unsigned index,
+  LogicalResult rewrite(scf::ForOp loop, unsigned index, bool tied,
                         SymbolTableCollection &symbols,
                         CommunicationFinder &finder, Refusal &refusal) {
     Block *body = loop.getBody();
@@ -381,10 +391,15 @@ struct DistLoopNoSyncPass
         return refuseIfCommunicating(
             user, "this op reads the accumulated gradient inside the loop; "
                   "after the rewrite it would read an unsynchronized sum");
-    for (Operation *user : yielded.getUsers())
-      if (user != body->getTerminator())
+    for (OpOperand &use : yielded.getUses())
+      if (use.getOwner() != body->getTerminator() ||
+          use.getOperandNumber() != index)
         return refuseIfCommunicating(
-            user, "this op reads the running sum of synchronized gradients "
+            use.getOwner(),
+            use.getOwner() == body->getTerminator()
+                ? "the loop yields the running sum of synchronized gradients "
+                  "for another iteration argument too"
+                : "this op reads the running sum of synchronized gradients "
                   "inside the loop");
     Value added = add.getLhs() == acc ? add.getRhs() : add.getLhs();
     if (!added.hasOneUse()) {
@@ -416,6 +431,15 @@ struct DistLoopNoSyncPass
     SmallVector<Operation *> clones;
     if (failed(collectInvariants(chain, loop, clones, refusal)))
       return failure();
+    if (tied && !isZeroTensor(loop.getInitArgs()[index])) {
+      refusal.at = loop;
+      refusal.why = "a window's gradient must be accumulated from zeros "
+                    "(expected a zero constant or linalg.fill of 0 as the "
+                    "start): a start added after the sync would not be the "
+                    "parameter's synchronized gradient; add it after the "
+                    "window";
+      return failure();
+    }
     moveAfterLoop(loop, index, add, chain, clones);
     ++numMoved;
     return success();

@@ -204,6 +204,43 @@ Value transposeDim(OpBuilder &b, Location loc, Value value, int64_t dim,
   return linalg::TransposeOp::create(b, loc, value, init, perm).getResult()[0];
 }
 
+/// Whether `value` surely bufferizes to a buffer of its own layout
+/// (contiguous, identity): a function argument (identity at the function
+/// boundary), a new tensor, a reshape of one, or an op that writes into
+/// one. A destination-
+/// style op's result is its init's buffer; an elementwise op on tensors
+/// becomes a linalg op writing into its first operand of the result type
+/// (-convert-elementwise-to-linalg) or a new tensor.
+static bool bufferizesContiguous(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return isa<func::FuncOp>(arg.getOwner()->getParentOp());
+    Operation *def = value.getDefiningOp();
+    if (isa<tensor::EmptyOp, bufferization::AllocTensorOp,
+            bufferization::ToTensorOp, arith::ConstantOp>(def))
+      return true;
+    // A reshape of a contiguous buffer is a view of all of it.
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
+      value = dps.getTiedOpOperand(cast<OpResult>(value))->get();
+      continue;
+    }
+    if (def->hasTrait<OpTrait::Elementwise>() && def->getNumResults() == 1) {
+      auto same = llvm::find_if(def->getOperands(), [&](Value operand) {
+        return operand.getType() == value.getType();
+      });
+      if (same == def->operand_end())
+        return true;
+      value = *same;
+      continue;
+    }
+    return false;
+  }
+}
+
 LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
   Value future = op.getResult();
   auto wait = future.hasOneUse() ? dyn_cast<WaitOp>(*future.getUsers().begin())
@@ -247,6 +284,14 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
         shape.push_back(outType.getDimSize(i));
     resultType = outType.clone(shape);
   }
+  // A view (a slice of a larger tensor, a loop-carried value) may bufferize
+  // with a layout the runtime's contiguous buffer does not have: each
+  // to_buffer below would then be a copy of its own, and the wait would be
+  // handed another buffer than the collective. One copy, made here, is the
+  // buffer both use.
+  if (!bufferizesContiguous(input))
+    input = bufferization::AllocTensorOp::create(
+        b, loc, cast<RankedTensorType>(input.getType()), ValueRange{}, input);
   auto inBufType =
       MemRefType::get(cast<RankedTensorType>(input.getType()).getShape(),
                       inType.getElementType());
