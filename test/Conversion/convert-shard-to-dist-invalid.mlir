@@ -1,6 +1,6 @@
 // RUN: dist-opt %s -split-input-file -convert-shard-to-dist -verify-diagnostics
 
-// expected-error @+1 {{cannot convert 'shard.grid' to dist: expected static extents, but @g has a dynamic one}}
+// expected-error @+1 {{cannot convert 'shard.grid' to dist: expected static extents, but @g has shape 2x?}}
 shard.grid @g(shape = 2x?)
 func.func @dynamic_grid(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = shard.all_reduce %x on @g grid_axes = [0] : tensor<4xf32> -> tensor<4xf32>

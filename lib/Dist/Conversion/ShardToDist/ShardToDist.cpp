@@ -149,12 +149,23 @@ LogicalResult checkModule(ModuleOp module) {
                                   "module");
             return;
           }
-          for (int64_t extent : grid.getShape())
-            if (ShapedType::isDynamic(extent) || extent < 1) {
-              check(refuse(grid) << "expected static extents, but @"
-                                 << grid.getSymName() << " has a dynamic one");
-              break;
-            }
+          if (llvm::any_of(grid.getShape(), [](int64_t extent) {
+                return ShapedType::isDynamic(extent) || extent < 1;
+              })) {
+            InFlightDiagnostic diag = refuse(grid)
+                                      << "expected static extents, but @"
+                                      << grid.getSymName() << " has shape ";
+            llvm::interleave(
+                grid.getShape(), diag,
+                [&](int64_t extent) {
+                  if (ShapedType::isDynamic(extent))
+                    diag << "?";
+                  else
+                    diag << extent;
+                },
+                "x");
+            check(diag);
+          }
         })
         .Case([&](shard::AllReduceOp reduce) {
           check(checkTensors(reduce));
