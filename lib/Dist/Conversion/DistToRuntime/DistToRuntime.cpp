@@ -205,6 +205,20 @@ Value transposeDim(OpBuilder &b, Location loc, Value value, int64_t dim,
   return linalg::TransposeOp::create(b, loc, value, init, perm).getResult()[0];
 }
 
+/// Whether `value` is a slice, or a reshape or cast of one: its buffer is a
+/// strided view of another, not a buffer of its own.
+static bool isSliceView(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<tensor::ExtractSliceOp>(def))
+      return true;
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+            def))
+      return false;
+    value = def->getOperand(0);
+  }
+  return false;
+}
+
 LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
   Value future = op.getResult();
   auto wait = future.hasOneUse() ? dyn_cast<WaitOp>(*future.getUsers().begin())
@@ -248,6 +262,13 @@ LogicalResult Lowering::lowerCollective(CollectiveOpInterface op) {
         shape.push_back(outType.getDimSize(i));
     resultType = outType.clone(shape);
   }
+  // A view bufferizes to a strided memref, which each identity-layout
+  // to_buffer below would copy into a buffer of its own: the wait would then
+  // name another send buffer than the collective (the runtime aborts). One
+  // copy, made here, is the send buffer of both.
+  if (isSliceView(input))
+    input = bufferization::AllocTensorOp::create(
+        b, loc, cast<RankedTensorType>(input.getType()), ValueRange{}, input);
   auto inBufType =
       MemRefType::get(cast<RankedTensorType>(input.getType()).getShape(),
                       inType.getElementType());
