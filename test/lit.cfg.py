@@ -1,6 +1,7 @@
 # -*- Python -*-
 import os
 import shutil
+import subprocess
 import sys
 
 import lit.formats
@@ -49,6 +50,14 @@ config.substitutions.append(
     ("%dist_runtime", os.path.join(config.dist_obj_root, "lib", "libdist_runtime.so")))
 
 # Integration tests declare what they need with `REQUIRES:`.
+# numpy: Debian's python3-numpy lives under /usr/bin/python3, which a python3
+# earlier on PATH (the one running lit) may lack.
+for python in [sys.executable, "/usr/bin/python3"]:
+    if os.path.exists(python) and subprocess.run(
+            [python, "-c", "import numpy"], capture_output=True).returncode == 0:
+        config.available_features.add("numpy")
+        config.substitutions.append(("%numpy_python", python))
+        break
 mpirun = shutil.which("mpirun")
 if mpirun:
     config.available_features.add("mpi")

@@ -119,7 +119,28 @@ func.func @stash(%g: tensor<8x8xf32>) -> tensor<4x8xf32> {
   return %r : tensor<4x8xf32>
 }
 
+// A rank query: the group on its axes, then distrt_group_rank of it, as an
+// index.
+// CHECK-LABEL: func.func @group_rank
+// CHECK: %[[S:.*]] = call @distrt_group_create(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK: call @distrt_check(%[[S]])
+// CHECK: %[[G:.*]] = memref.load
+// CHECK: %[[SLOT:.*]] = memref.alloca() : memref<i64>
+// CHECK: %[[P:.*]] = llvm.inttoptr
+// CHECK: %[[R:.*]] = call @distrt_group_rank(%[[G]], %[[P]]) : (i64, !llvm.ptr) -> i32
+// CHECK: call @distrt_check(%[[R]])
+// CHECK: %[[RANK:.*]] = memref.load %[[SLOT]][] : memref<i64>
+// CHECK: %[[I:.*]] = arith.index_cast %[[RANK]] : i64 to index
+// CHECK: return %[[I]] : index
+func.func @group_rank() -> index {
+  %r = dist.group_rank on @world axes = [1] : index
+  return %r : index
+}
+
 // LLVM-LABEL: llvm.func @all_reduce
 // LLVM: llvm.call @distrt_all_reduce_async
 // LLVM: llvm.call @distrt_wait_send
 // LLVM-LABEL: llvm.func @_mlir_ciface_all_reduce
+// LLVM-LABEL: llvm.func @group_rank
+// LLVM: llvm.call @distrt_group_create
+// LLVM: llvm.call @distrt_group_rank

@@ -1,9 +1,13 @@
 //===- dist-opt.cpp - the dist optimizer driver ---------------------------===//
 //
 // mlir-opt with the dist dialect and passes registered next to every upstream
-// dialect, extension and pass. The input's bracket nesting is checked before
-// MLIR parses it (Dist/Support/InputGuard.h): the parser would overflow its
-// stack on deep nesting rather than report an error.
+// dialect, extension and pass: among them the `shard` dialect with its
+// sharding interface models and `sharding-propagation` / `shard-partition`,
+// so that one invocation runs them, `-convert-shard-to-dist` and the no_sync
+// pipeline (test/Conversion/convert-shard-to-dist.mlir). The input's bracket
+// nesting is checked before MLIR parses it (Dist/Support/InputGuard.h): the
+// parser would overflow its stack on deep nesting rather than report an
+// error.
 //
 //===----------------------------------------------------------------------===//
 

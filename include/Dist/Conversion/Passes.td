@@ -18,8 +18,9 @@ def ConvertDistToRuntimePass
     result. The stash ops become `distrt_stash_add` / `distrt_stash_take`.
     Every call's status goes to `distrt_check`, which aborts the job with the
     runtime's message on failure. Process groups are created (and cached) by
-    `distrt_group_create` from the mesh shape and axes. A gather or scatter
-    along a dim other than 0 is transposed to dim 0 and back.
+    `distrt_group_create` from the mesh shape and axes; `dist.group_rank`
+    becomes `distrt_group_rank` of its group. A gather or scatter along a dim
+    other than 0 is transposed to dim 0 and back.
 
     A future must be waited on exactly once, in the block that created it;
     `dist.synchronize` must have been expanded (`-dist-expand-synchronize`).
@@ -35,6 +36,70 @@ def ConvertDistToRuntimePass
   let statistics = [
     Statistic<"numCollectives", "collectives", "collectives lowered">,
     Statistic<"numStashOps", "stash-ops", "stash ops lowered">,
+  ];
+}
+
+def ConvertShardToDistPass
+    : Pass<"convert-shard-to-dist", "::mlir::ModuleOp"> {
+  let summary = "convert upstream shard's partitioned (SPMD) IR to dist";
+  let description = [{
+    Takes what upstream `shard-partition` leaves (after `canonicalize`) and
+    writes it in dist, so that the dist passes (`-dist-no-sync-pipeline`)
+    and the lowering apply. Every `shard` op is converted or the pass fails
+    with an error at it; nothing is left half converted.
+
+    - `shard.grid @g` becomes `dist.mesh @g`, or, when the grid carries
+      `{dist.mesh = @m}`, is replaced by `@m` (every use of `@g` renamed).
+      A dynamic extent is an error.
+    - `shard.all_reduce`, `all_gather`, `reduce_scatter` (Pure upstream)
+      become the dist collective and its `dist.wait`, which carry `dist::Comm`
+      effects: nothing merges, drops or reorders them afterwards. An
+      `all_reduce` whose only user is an `all_slice` on the same group is one
+      `dist.reduce_scatter` along the slice axis. Reductions: `sum`, `max`,
+      `min`, `product` (`prod`), `average` (`avg`).
+    - `grid_axes` become `axes`. An `all_reduce`'s are sorted (a sum does not
+      depend on their order); a gather's or a slice's order is the order of
+      the ranks in the result, which dist fixes row-major, so they must be
+      strictly increasing. Empty `grid_axes` (a group of one rank: no
+      communication) leave the input as it is.
+    - `shard.all_slice` on its own (no communication) is a
+      `tensor.extract_slice` at `dist.group_rank` times the slice's extent.
+    - `shard.process_linear_index` is `dist.group_rank` over all axes;
+      `shard.process_multi_index` one `dist.group_rank` per axis (the
+      coordinate); `shard.grid_shape` the constant extents.
+
+    Refused, with an error naming what was expected: any other shard op
+    (`shard.shard` and `shard.sharding` left over, `send`, `recv`, `shift`,
+    `broadcast`, `scatter`, `gather`, `reduce`, `all_to_all`,
+    `update_halo`, ...), a reduction dist does not have (`bitwise_*`,
+    `generic`), an `all_reduce` that converts its element type, memrefs,
+    dynamic shapes and element types the runtime does not move.
+
+    A sum `all_reduce` of a tied gradient over the parameter's whole group
+    is then raised by the no_sync passes as `dist.grad_sync ... scale = sum`:
+    `shard-partition` sums partial gradients without 1/W, which is the
+    gradient when the frontend averaged its loss over the global batch.
+
+    Example (after `shard-partition`, `@grid` being `@world`):
+    ```mlir
+    %r = shard.all_reduce %g on @grid grid_axes = [0]
+        : tensor<8x12xf32> -> tensor<8x12xf32>
+    ```
+    becomes
+    ```mlir
+    %f = dist.all_reduce %g on @world axes = [0] reduction = sum
+        : tensor<8x12xf32>
+    %r = dist.wait %f : !dist.future<tensor<8x12xf32>>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::dist::DistDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numCollectives", "collectives",
+              "shard collectives converted to dist collectives">,
+    Statistic<"numRankQueries", "rank-queries",
+              "shard rank queries converted to dist.group_rank">,
   ];
 }
 

@@ -52,6 +52,12 @@ def Dist_Dialect : Dialect {
     On `func.func` the ties are checked with the symbol table the module's
     verifier shares (one hashed lookup per tie, not a scan of the module per
     tie: a training step has thousands of parameters).
+
+    **Upstream `shard` input.** An upstream `shard.grid` may name the
+    `dist.mesh` it is, `shard.grid @grid(shape = 2) {dist.mesh = @world}`
+    (verified: the mesh exists and has the grid's shape), so that parameters
+    declared on `@world` before `shard-partition` own the collectives
+    `-convert-shard-to-dist` writes on `@grid`.
   }];
 
   // func.func gets the SymbolUserOpInterface model that checks its ties.
@@ -77,6 +83,10 @@ def Dist_Dialect : Dialect {
     /// -dist-loop-no-sync): the no_sync pipeline writes no variants of it.
     static constexpr ::llvm::StringLiteral getWindowAttrName() {
       return ::llvm::StringLiteral("dist.window");
+    }
+    /// Attribute of an upstream `shard.grid` naming the `dist.mesh` it is.
+    static constexpr ::llvm::StringLiteral getMeshAttrName() {
+      return ::llvm::StringLiteral("dist.mesh");
     }
 
   private:

@@ -119,6 +119,40 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
   }];
 }
 
+def Dist_GroupRankOp : Dist_Op<"group_rank", [
+    Dist_CommEffects,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    Dist_ProcessGroupOpInterface]> {
+  let summary = "this rank's position in a process group";
+  let description = [{
+    The rank of the calling process within its group on `axes` of `mesh`
+    (all axes when `axes` is omitted), in the group's row-major order: in
+    `[0, W)`. Over all axes it is the rank's linear index in the mesh; over
+    one axis it is the rank's coordinate along that axis.
+
+    It is what upstream `shard.process_linear_index` and
+    `shard.process_multi_index` (one `group_rank` per axis) become, and what
+    a `shard.all_slice` offset is computed from. It does not move data, but
+    it carries the collectives' `dist::Comm` effects: its lowering creates
+    the group (`distrt_group_create`, collective over the world the first
+    time) and so must run on every rank, in the same order, and may not be
+    sunk into a branch that only some ranks take.
+
+    Example:
+
+    ```mlir
+    dist.mesh @hsdp shape = [2, 4]
+    %node = dist.group_rank on @hsdp axes = [0] : index
+    %local = dist.group_rank on @hsdp axes = [1] : index
+    %linear = dist.group_rank on @hsdp : index
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes);
+  let results = (outs Index:$result);
+  let assemblyFormat = "`on` $mesh (`axes` `=` $axes^)? attr-dict `:` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//

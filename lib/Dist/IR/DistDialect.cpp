@@ -165,6 +165,46 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
                          nullptr);
 }
 
+/// `dist.mesh = @m` on an upstream `shard.grid` (matched by name: the dialect
+/// does not depend on shard): @m is a dist.mesh with the grid's shape.
+static LogicalResult verifyGridMesh(Operation *op, Attribute value) {
+  if (op->getName().getStringRef() != "shard.grid")
+    return emitErrorAt(op) << "'" << DistDialect::getMeshAttrName()
+                           << "' is only valid on a shard.grid, but got '"
+                           << op->getName() << "'";
+  auto ref = dyn_cast<FlatSymbolRefAttr>(value);
+  if (!ref)
+    return emitErrorAt(op) << "expected '" << DistDialect::getMeshAttrName()
+                           << "' to be a symbol reference to a dist.mesh, but "
+                              "got "
+                           << value;
+  MeshOp mesh = lookupMesh(op, ref);
+  if (!mesh)
+    return emitErrorAt(op) << "expected " << ref
+                           << " to name a dist.mesh, but it does not";
+  auto shape = op->getAttrOfType<DenseI64ArrayAttr>("shape");
+  if (shape && shape.asArrayRef() == mesh.getShape())
+    return success();
+  // As both ops spell a shape: [2, 4] and 2x4 (? for a dynamic extent).
+  InFlightDiagnostic diag = emitErrorAt(op)
+                            << "expected the shard.grid to have the shape of "
+                            << ref << " [";
+  llvm::interleaveComma(mesh.getShape(), diag);
+  diag << "], but got ";
+  if (!shape)
+    return diag << "none";
+  llvm::interleave(
+      shape.asArrayRef(), diag,
+      [&](int64_t d) {
+        if (ShapedType::isDynamic(d))
+          diag << "?";
+        else
+          diag << d;
+      },
+      "x");
+  return diag;
+}
+
 LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -174,6 +214,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' is a unit attribute of functions";
     return success();
   }
+  if (name == getMeshAttrName())
+    return verifyGridMesh(op, attr.getValue());
   if (name == getParamAttrName() || name == getGradAttrName())
     return emitErrorAt(op) << "'" << name << "' is only valid on function "
                            << (name == getParamAttrName() ? "arguments"

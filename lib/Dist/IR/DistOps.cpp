@@ -244,6 +244,15 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 //===----------------------------------------------------------------------===//
+// GroupRankOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+GroupRankOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroup(*this, symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 

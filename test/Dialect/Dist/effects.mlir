@@ -90,3 +90,18 @@ func.func @licm(%x: tensor<4xf32>, %n: index) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// A group_rank creates its group the first time (collective over the world):
+// it is neither merged, nor dropped, nor moved.
+// CHECK-LABEL: func.func @group_rank_kept
+// CHECK-COUNT-3: dist.group_rank on @w
+// CHECK-NOT: dist.group_rank
+// DCE-LABEL: func.func @group_rank_kept
+// DCE-COUNT-3: dist.group_rank on @w
+func.func @group_rank_kept() -> index {
+  %unused = dist.group_rank on @w : index
+  %a = dist.group_rank on @w : index
+  %b = dist.group_rank on @w : index
+  %s = arith.addi %a, %b : index
+  return %s : index
+}

@@ -547,3 +547,60 @@ func.func @gather_replicated(%p: tensor<4xf32> {dist.param = @r}) -> tensor<8xf3
   %w = dist.wait %f : !dist.future<tensor<8xf32>>
   return %w : tensor<8xf32>
 }
+
+// -----
+
+dist.mesh @m shape = [2, 2]
+func.func @group_rank_axes_order() -> index {
+  // expected-error @+1 {{expected strictly increasing mesh axes, but got [1, 0]}}
+  %r = dist.group_rank on @m axes = [1, 0] : index
+  return %r : index
+}
+
+// -----
+
+dist.mesh @m shape = [2, 2]
+func.func @group_rank_axis_range() -> index {
+  // expected-error @+1 {{expected mesh axes in [0, 2) for @m, but got 2}}
+  %r = dist.group_rank on @m axes = [2] : index
+  return %r : index
+}
+
+// -----
+
+func.func @group_rank_no_mesh() -> index {
+  // expected-error @+1 {{expected @nowhere to name a dist.mesh, but it does not}}
+  %r = dist.group_rank on @nowhere : index
+  return %r : index
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+// expected-error @+1 {{expected the shard.grid to have the shape of @m [2], but got 4}}
+shard.grid @g(shape = 4) {dist.mesh = @m}
+
+// -----
+
+dist.mesh @m shape = [2, 2]
+// expected-error @+1 {{expected the shard.grid to have the shape of @m [2, 2], but got 2x?}}
+shard.grid @g(shape = 2x?) {dist.mesh = @m}
+
+// -----
+
+// expected-error @+1 {{expected @m to name a dist.mesh, but it does not}}
+shard.grid @g(shape = 2) {dist.mesh = @m}
+
+// -----
+
+// expected-error @+1 {{expected 'dist.mesh' to be a symbol reference to a dist.mesh, but got "m"}}
+shard.grid @g(shape = 2) {dist.mesh = "m"}
+
+// -----
+
+dist.mesh @m shape = [2]
+func.func @mesh_attr_elsewhere(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.mesh' is only valid on a shard.grid, but got 'arith.addf'}}
+  %y = arith.addf %x, %x {dist.mesh = @m} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

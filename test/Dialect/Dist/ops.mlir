@@ -147,3 +147,22 @@ func.func @grad_sync(%g: tensor<16x12xf32>, %h: tensor<16x64xf32>)
   %r = dist.grad_sync %sh for @w phase = replicate : tensor<4x64xf32> -> tensor<4x64xf32>
   return %s, %r : tensor<8x12xf32>, tensor<4x64xf32>
 }
+
+// This rank's position in a group: over all axes (the linear rank), over one
+// axis (the coordinate along it), over several.
+// CHECK-LABEL: func.func @group_rank
+func.func @group_rank() -> (index, index, index) {
+  // CHECK: dist.group_rank on @hsdp : index
+  // GENERIC: "dist.group_rank"() <{axes = array<i64>, mesh = @hsdp}> : () -> index
+  %all = dist.group_rank on @hsdp : index
+  // CHECK: dist.group_rank on @hsdp axes = [1] : index
+  // GENERIC: "dist.group_rank"() <{axes = array<i64: 1>, mesh = @hsdp}> : () -> index
+  %local = dist.group_rank on @hsdp axes = [1] : index
+  // CHECK: dist.group_rank on @hsdp axes = [0, 1] : index
+  %both = dist.group_rank on @hsdp axes = [0, 1] : index
+  return %all, %local, %both : index, index, index
+}
+
+// An upstream shard.grid naming the dist.mesh it is.
+// CHECK: shard.grid @grid(shape = 2x4) {dist.mesh = @hsdp}
+shard.grid @grid(shape = 2x4) {dist.mesh = @hsdp}

@@ -51,6 +51,7 @@ private:
   LogicalResult lowerCollective(CollectiveOpInterface op);
   LogicalResult lowerStash(StashGradOp op);
   LogicalResult lowerTakeStash(TakeStashOp op);
+  void lowerGroupRank(GroupRankOp op);
 
   /// Declares (once) the runtime function `name`, with its C signature.
   func::FuncOp runtimeFunc(StringRef name);
@@ -207,10 +208,10 @@ Value transposeDim(OpBuilder &b, Location loc, Value value, int64_t dim,
 /// Whether `value` surely bufferizes to a buffer of its own layout
 /// (contiguous, identity): a function argument (identity at the function
 /// boundary), a new tensor, a reshape of one, or an op that writes into
-/// one. A destination-
-/// style op's result is its init's buffer; an elementwise op on tensors
-/// becomes a linalg op writing into its first operand of the result type
-/// (-convert-elementwise-to-linalg) or a new tensor.
+/// one. A destination-style op's result is its init's buffer; an
+/// elementwise op on tensors becomes a linalg op writing into its first
+/// operand of the result type (-convert-elementwise-to-linalg) or into a new
+/// tensor.
 static bool bufferizesContiguous(Value value) {
   while (true) {
     if (auto arg = dyn_cast<BlockArgument>(value))
@@ -379,11 +380,24 @@ LogicalResult Lowering::lowerTakeStash(TakeStashOp op) {
   return success();
 }
 
+void Lowering::lowerGroupRank(GroupRankOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value group = groupId(b, loc, op, lookupMesh(op, op.getMeshAttr()));
+  auto slot =
+      memref::AllocaOp::create(b, loc, MemRefType::get({}, b.getI64Type()));
+  callChecked(b, loc, "distrt_group_rank", {group, pointerOf(b, loc, slot)});
+  Value rank = memref::LoadOp::create(b, loc, slot, ValueRange{});
+  op.replaceAllUsesWith(
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), rank).getResult());
+  op.erase();
+}
+
 LogicalResult Lowering::run() {
   SmallVector<Operation *> ops;
   bool failed = false;
   module_.walk([&](Operation *op) {
-    if (isa<CollectiveOpInterface, StashGradOp, TakeStashOp>(op))
+    if (isa<CollectiveOpInterface, StashGradOp, TakeStashOp, GroupRankOp>(op))
       ops.push_back(op);
     else if (isa<SynchronizeOp>(op)) {
       op->emitOpError("must be expanded before -convert-dist-to-runtime (run "
@@ -409,6 +423,8 @@ LogicalResult Lowering::run() {
       result = lowerCollective(collective);
     else if (auto stash = dyn_cast<StashGradOp>(op))
       result = lowerStash(stash);
+    else if (auto rank = dyn_cast<GroupRankOp>(op))
+      lowerGroupRank(rank);
     else
       result = lowerTakeStash(cast<TakeStashOp>(op));
     if (::mlir::failed(result))
