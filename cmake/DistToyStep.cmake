@@ -49,7 +49,10 @@ function(dist_add_toy_step target)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tools/dist-toy-train)
   target_compile_definitions(${target} PRIVATE
     TOY_WORLD=${ARG_WORLD} TOY_MODE=${mode_id} TOY_HSDP_PARTIAL=${partial} ${ARG_DEFINES})
-  target_link_libraries(${target} PRIVATE DistStepRunner dist_runtime m)
+  # The lowered step may call MLIR's C runner utilities (memrefCopy, for a
+  # copy between strided buffers: a bucket's per-rank blocks).
+  target_link_libraries(${target} PRIVATE DistStepRunner dist_runtime
+                        mlir_c_runner_utils m)
   llvm_update_compile_flags(${target})
   if(LLVM_LINK_LLVM_DYLIB)
     target_link_libraries(${target} PRIVATE LLVM)

@@ -8,10 +8,10 @@
 // MLP step annotated for shard (batch split, parameters replicated) through
 // sharding-propagation and shard-partition, converted, then the no_sync
 // pipeline.
-// RUN: dist-opt %dist_src_root/examples/shard/mlp_dp_w2.mlir --pass-pipeline='builtin.module(func.func(sharding-propagation,cse,shard-partition,canonicalize,cse),convert-shard-to-dist,dist-no-sync-pipeline)' | FileCheck %s --check-prefix=MLP --implicit-check-not=shard. --implicit-check-not=arith.divf
+// RUN: dist-opt %dist_src_root/examples/shard/mlp_dp_w2.mlir --pass-pipeline='builtin.module(func.func(sharding-propagation,cse,shard-partition,canonicalize,cse),convert-shard-to-dist,dist-no-sync-pipeline{bucket-cap-bytes=0})' | FileCheck %s --check-prefix=MLP --implicit-check-not=shard. --implicit-check-not=arith.divf
 // Per window: the sync step communicates each gradient once, the no_sync
 // step nothing.
-// RUN: dist-opt %dist_src_root/examples/shard/mlp_dp_w2.mlir --pass-pipeline='builtin.module(func.func(sharding-propagation,cse,shard-partition,canonicalize,cse),convert-shard-to-dist,dist-no-sync-pipeline,dist-comm-report{micro-batches=2})' -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: dist-opt %dist_src_root/examples/shard/mlp_dp_w2.mlir --pass-pipeline='builtin.module(func.func(sharding-propagation,cse,shard-partition,canonicalize,cse),convert-shard-to-dist,dist-no-sync-pipeline{bucket-cap-bytes=0},dist-comm-report{micro-batches=2})' -o /dev/null | FileCheck %s --check-prefix=REPORT
 
 // The grid is replaced by the mesh it names; the partitioned step's batch
 // arguments are the local halves; its gradients are summed without 1/W

@@ -21,19 +21,22 @@
 // RUN: not dist-run %s 2>&1 | FileCheck %s --check-prefix=UNTIED
 
 // Two windows of K = 4: per window the one-round window (3 no_sync steps and
-// the sync step) and always-sync (4 sync steps) reduce-scatter 4 gradients
-// per sync step: (1 + 4) x 4 x 2 = 40; ZeRO-3 gathers 8 parameters per step:
-// 8 x 8 x 2 = 128. Checks per rank and window: 3 no_sync steps, the stash,
-// 4 gradients. The statistics go to stderr, which mpirun forwards on its own
-// channel (in no fixed order with stdout), so they are checked apart.
+// the sync step) and always-sync (4 sync steps). The pipeline buckets
+// collectives (25 MiB): a sync step reduce-scatters its 4 gradients in one
+// bucket: (1 + 4) x 2 = 10; every step gathers its 8 ZeRO-3 parameters in
+// one bucket in the forward and one in the backward: 8 x 2 x 2 = 32.
+// Checks per rank and window: 3 no_sync steps, the stash, 4 gradients. The
+// statistics go to stderr, which mpirun forwards on its own channel (in no
+// fixed order with stdout), so they are checked apart.
 // ZERO3: window 0: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
 // ZERO3: window 1: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
-// ZERO3-STATS: all_gather 128 calls {{.*}} reduce_scatter 40 calls {{.*}} held 0 bytes peak 1376 bytes
+// ZERO3-STATS: all_gather 32 calls {{.*}} reduce_scatter 10 calls {{.*}} held 0 bytes peak 1376 bytes
 // ZERO3: 32 passed, 0 failed
 
 // HSDP-partial on [2, 2]: the stash holds the node-sharded gradients (688 of
-// 1376 bytes); the sync step all-reduces across nodes once per gradient.
-// HSDP-STATS: all_reduce 41 calls {{.*}} held 0 bytes peak 688 bytes
+// 1376 bytes); a sync step all-reduces them across nodes in one bucket:
+// (1 + 4) x 2, and dist-run's own check of its files once.
+// HSDP-STATS: all_reduce 11 calls {{.*}} held 0 bytes peak 688 bytes
 // HSDP: 40 passed, 0 failed
 
 // A step whose no_sync variant has no result at all (it crashed).

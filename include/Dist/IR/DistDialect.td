@@ -88,6 +88,12 @@ def Dist_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getMeshAttrName() {
       return ::llvm::StringLiteral("dist.mesh");
     }
+    /// Attribute of a collective that carries the gradients of several
+    /// parameters (a bucket, -dist-bucket-collectives): their symbols, in the
+    /// order they lie in the buffer.
+    static constexpr ::llvm::StringLiteral getGradOfAttrName() {
+      return ::llvm::StringLiteral("dist.grad_of");
+    }
 
   private:
     void registerTypes();

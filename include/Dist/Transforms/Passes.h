@@ -28,6 +28,12 @@ struct NoSyncPipelineOptions
       llvm::cl::desc("fail on a tied gradient whose sync chain is not "
                      "recognized"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> bucketCapBytes{
+      *this, "bucket-cap-bytes",
+      llvm::cl::desc("combine collectives into buckets of at most this many "
+                     "bytes (-dist-bucket-collectives; default 25 MiB, as "
+                     "DDP's bucket_cap_mb); 0: no buckets"),
+      llvm::cl::init(26214400)};
   PassOptions::Option<std::string> suffix{
       *this, "no-sync-suffix",
       llvm::cl::desc("name suffix of the no_sync backward variant"),

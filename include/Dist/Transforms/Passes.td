@@ -237,6 +237,40 @@ def DistGradAccumulationPass
   ];
 }
 
+def DistBucketCollectivesPass
+    : Pass<"dist-bucket-collectives", "::mlir::ModuleOp"> {
+  let summary = "combine collectives into buckets of at most cap-bytes";
+  let description = [{
+    Combines `dist.all_reduce`, `dist.reduce_scatter` and `dist.all_gather`
+    ops of one kind, mesh, axes, reduction and element type, issued in a
+    block before any of their results is read, into buckets of at most
+    `cap-bytes` (PyTorch DDP's `bucket_cap_mb`, XLA's collective combiners):
+    the members are copied into one flat buffer, one collective and one wait
+    move it, and each member's result is a slice of it. A bucket is issued
+    where its last member was and waited right before the first op that
+    reads a member's result. Scatter and gather axes must be 0; a
+    reduce-scatter bucket interleaves its members per rank
+    (`[g1 shard r | g2 shard r | ...]` is rank r's contiguous result), an
+    all-gather bucket gathers `[p1 | p2 | ...]` from every rank. A bucket of
+    gradient syncs carries `dist.grad_of = [@p, ...]` so that
+    `-dist-comm-report` still counts it as gradient traffic. Fewer than
+    `min-count` members are left alone.
+  }];
+  let options = [
+    Option<"capBytes", "cap-bytes", "int64_t", /*default=*/"26214400",
+           "the most bytes in one bucket (default 25 MiB, as DDP)">,
+    Option<"minCount", "min-count", "int64_t", /*default=*/"2",
+           "the fewest collectives worth a bucket">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "buckets written">,
+    Statistic<"numCombined", "combined", "collectives combined into buckets">,
+  ];
+}
+
 def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
   let summary = "report the bytes each collective moves, per call and per window";
   let description = [{

@@ -216,6 +216,15 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getMeshAttrName())
     return verifyGridMesh(op, attr.getValue());
+  if (name == getGradOfAttrName()) {
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<CollectiveOpInterface>(op) || !list ||
+        !llvm::all_of(list, llvm::IsaPred<FlatSymbolRefAttr>))
+      return emitErrorAt(op) << "'" << name
+                             << "' is a list of parameter symbols on a "
+                                "collective";
+    return success();
+  }
   if (name == getParamAttrName() || name == getGradAttrName())
     return emitErrorAt(op) << "'" << name << "' is only valid on function "
                            << (name == getParamAttrName() ? "arguments"

@@ -116,34 +116,6 @@ struct DistCommReportPass
     markAllAnalysesPreserved();
   }
 
-  /// The collectives of explicit gradient syncs returned by `func`, mapped
-  /// to their parameter.
-  llvm::DenseMap<Operation *, StringRef>
-  explicitGradientSyncs(func::FuncOp func, SymbolTableCollection &symbolTable) {
-    llvm::DenseMap<Operation *, StringRef> gradientOf;
-    if (func.isExternal() || !func.getBody().hasOneBlock())
-      return gradientOf;
-    auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
-    for (unsigned i = 0, e = func.getNumResults(); ret && i < e; ++i) {
-      auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
-          i, DistDialect::getGradAttrName());
-      ParameterOp param = lookupParameter(func, ref, &symbolTable);
-      std::string why;
-      Operation *at = nullptr;
-      FailureOr<GradSyncPlan> plan =
-          param ? getGradSyncPlan(param, &symbolTable, why)
-                : FailureOr<GradSyncPlan>(failure());
-      if (failed(plan))
-        continue;
-      FailureOr<ExplicitSync> sync =
-          matchExplicitSync(ret.getOperand(i), *plan, symbolTable, why, at);
-      if (succeeded(sync))
-        for (ExplicitStage &stage : sync->stages)
-          gradientOf[stage.collective] = param.getSymName();
-    }
-    return gradientOf;
-  }
-
   LogicalResult addRow(SmallVectorImpl<Row> &rows, func::FuncOp func,
                        Operation *op, const CollectiveTraits &traits,
                        std::optional<int64_t> size, RankedTensorType full,
@@ -195,7 +167,7 @@ struct DistCommReportPass
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
         anyTie |= bool(func.getResultAttr(i, DistDialect::getGradAttrName()));
       llvm::DenseMap<Operation *, StringRef> gradientOf =
-          explicitGradientSyncs(func, symbolTable);
+          mapGradientCollectives(func, symbolTable);
       WalkResult inner = func.walk([&](Operation *op) {
         LogicalResult added = success();
         if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
@@ -204,9 +176,15 @@ struct DistCommReportPass
           if (traits.fullTensorIsResult())
             full = cast<RankedTensorType>(
                 collective.getResult().getType().getValueType());
+          std::string param = gradientOf.lookup(op).str();
+          // A bucket of gradient syncs (-dist-bucket-collectives).
+          if (auto list = op->getAttrOfType<ArrayAttr>(
+                  DistDialect::getGradOfAttrName()))
+            for (Attribute p : list)
+              param += (param.empty() ? "" : ",@") +
+                       cast<FlatSymbolRefAttr>(p).getValue().str();
           added = addRow(rows, func, op, traits,
-                         collective.getGroupSize(&symbolTable), full,
-                         gradientOf.lookup(op));
+                         collective.getGroupSize(&symbolTable), full, param);
         } else if (auto sync = dyn_cast<GradSyncOp>(op)) {
           added = addGradSyncRows(rows, func, sync, symbolTable);
         }

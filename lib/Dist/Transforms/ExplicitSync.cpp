@@ -2,6 +2,9 @@
 
 #include "ExplicitSync.h"
 
+#include "Dist/IR/DistDialect.h"
+#include "Dist/IR/DistOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
@@ -393,4 +396,31 @@ mlir::dist::matchExplicitSync(Value value, const GradSyncPlan &plan,
                               SymbolTableCollection &symbolTable,
                               std::string &why, Operation *&at) {
   return Matcher(plan, symbolTable, why, at).match(value);
+}
+
+llvm::DenseMap<Operation *, StringRef>
+mlir::dist::mapGradientCollectives(func::FuncOp func,
+                                   SymbolTableCollection &symbolTable) {
+  llvm::DenseMap<Operation *, StringRef> gradientOf;
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return gradientOf;
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  for (unsigned i = 0, e = func.getNumResults(); ret && i < e; ++i) {
+    auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
+        i, DistDialect::getGradAttrName());
+    ParameterOp param = lookupParameter(func, ref, &symbolTable);
+    std::string why;
+    Operation *at = nullptr;
+    FailureOr<GradSyncPlan> plan =
+        param ? getGradSyncPlan(param, &symbolTable, why)
+              : FailureOr<GradSyncPlan>(failure());
+    if (failed(plan))
+      continue;
+    FailureOr<ExplicitSync> sync =
+        matchExplicitSync(ret.getOperand(i), *plan, symbolTable, why, at);
+    if (succeeded(sync))
+      for (ExplicitStage &stage : sync->stages)
+        gradientOf[stage.collective] = param.getSymName();
+  }
+  return gradientOf;
 }

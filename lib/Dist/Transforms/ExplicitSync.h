@@ -14,6 +14,9 @@
 
 #include "Dist/IR/GradSyncPlan.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
 namespace mlir::dist {
 
 /// One collective of a chain and the wait that completes it.
@@ -68,6 +71,12 @@ bool endsLikeExplicitSync(Value value);
 /// scalar or splat constant, or a linalg op doing one elementwise: the
 /// averaging ops of the forms above), returns that tensor; else null.
 Value getScaledOperand(Operation *op);
+
+/// The collectives of the explicit gradient syncs `func` returns (tied
+/// results whose chain matches their parameter's plan), mapped to their
+/// parameter's name.
+llvm::DenseMap<Operation *, StringRef>
+mapGradientCollectives(func::FuncOp func, SymbolTableCollection &symbolTable);
 
 /// If `value` is `arith.addf(dist.take_stash @param, x)` (either order),
 /// returns `x`.

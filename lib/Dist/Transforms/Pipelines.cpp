@@ -23,6 +23,11 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
   pm.addPass(createDistGradAccumulationPass(accumulation));
   pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createCSEPass());
+  if (options.bucketCapBytes > 0) {
+    DistBucketCollectivesPassOptions buckets;
+    buckets.capBytes = options.bucketCapBytes;
+    pm.addPass(createDistBucketCollectivesPass(buckets));
+  }
 }
 
 void mlir::dist::registerDistPipelines() {

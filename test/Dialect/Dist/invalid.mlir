@@ -604,3 +604,28 @@ func.func @mesh_attr_elsewhere(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = arith.addf %x, %x {dist.mesh = @m} : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @grad_of_on_compute(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.grad_of' is a list of parameter symbols on a collective}}
+  %y = arith.addf %x, %x {dist.grad_of = [@p]} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+func.func @grad_of_not_symbols(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.grad_of' is a list of parameter symbols on a collective}}
+  %f = dist.all_reduce %x on @world reduction = sum {dist.grad_of = [1]} : tensor<4xf32>
+  %y = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'dist.window' is a unit attribute of functions}}
+func.func @window_not_unit() attributes {dist.window = 1} {
+  return
+}
