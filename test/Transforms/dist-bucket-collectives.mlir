@@ -15,11 +15,9 @@ dist.mesh @other shape = [2]
 // first reader, the return.
 // CHECK-LABEL: func.func @all_reduces
 // CHECK-SAME: (%[[A:[^:]*]]: tensor<4x2xf32>, %[[B:[^:]*]]: tensor<3xf32>
-// CHECK: %[[E:.*]] = tensor.empty() : tensor<11xf32>
 // CHECK: %[[AF:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1]] : tensor<4x2xf32> into tensor<8xf32>
-// CHECK: %[[I0:.*]] = tensor.insert_slice %[[AF]] into %[[E]][0] [8] [1]
-// CHECK: %[[I1:.*]] = tensor.insert_slice %[[B]] into %[[I0]][8] [3] [1]
-// CHECK: %[[F:.*]] = dist.all_reduce %[[I1]] on @world reduction = sum : tensor<11xf32>
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %[[AF]], %[[B]] : (tensor<8xf32>, tensor<3xf32>) -> tensor<11xf32>
+// CHECK: %[[F:.*]] = dist.all_reduce %[[C]] on @world reduction = sum : tensor<11xf32>
 // CHECK: dist.all_reduce %{{.*}} on @world reduction = sum : tensor<5xf16>
 // CHECK: dist.all_reduce %{{.*}} on @other reduction = sum : tensor<2xf32>
 // CHECK: dist.all_reduce %{{.*}} on @world reduction = max : tensor<2xf32>
@@ -30,7 +28,7 @@ dist.mesh @other shape = [2]
 // CHECK: return %[[RA]], %[[RB]],
 // A cap of 40 bytes: 32 + 12 do not fit together.
 // CAP-LABEL: func.func @all_reduces
-// CAP-NOT: tensor.insert_slice
+// CAP-NOT: tensor.concat
 // CAP: return
 func.func @all_reduces(%a: tensor<4x2xf32>, %b: tensor<3xf32>, %c: tensor<5xf16>, %d: tensor<2xf32>, %e: tensor<2xf32>)
     -> (tensor<4x2xf32>, tensor<3xf32>, tensor<5xf16>, tensor<2xf32>, tensor<2xf32>) {
@@ -54,11 +52,9 @@ dist.mesh @world shape = [2]
 // Reduce-scatter: each member's rows for rank r are contiguous in row r of
 // a [W, sum / W] buffer, so rank r receives [a shard r | b shard r].
 // CHECK-LABEL: func.func @reduce_scatters
-// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x7xf32>
-// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [2, 6] : tensor<12xf32> into tensor<2x6xf32>
-// CHECK: tensor.insert_slice %{{.*}} into %[[E]][0, 0] [2, 6] [1, 1]
-// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
-// CHECK: %[[I:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 6] [2, 1] [1, 1]
+// CHECK: %[[RA:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [2, 6] : tensor<12xf32> into tensor<2x6xf32>
+// CHECK: %[[RB:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+// CHECK: %[[I:.*]] = tensor.concat dim(1) %[[RA]], %[[RB]] : (tensor<2x6xf32>, tensor<2x1xf32>) -> tensor<2x7xf32>
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[I]] {{\[}}[0, 1]] : tensor<2x7xf32> into tensor<14xf32>
 // CHECK: %[[F:.*]] = dist.reduce_scatter %[[FLAT]] on @world reduction = sum scatter_axis = 0 : tensor<14xf32> -> !dist.future<tensor<7xf32>>
 // CHECK: %[[W:.*]] = dist.wait %[[F]]
@@ -99,7 +95,7 @@ func.func @all_gathers(%a: tensor<2x3xf32>, %b: tensor<1xf32>) -> (tensor<4x3xf3
 // CHECK: %[[F0:.*]] = dist.all_reduce %{{.*}} : tensor<4xf32>
 // CHECK: %[[R0:.*]] = dist.wait %[[F0]]
 // CHECK: %[[X:.*]] = arith.mulf %[[R0]]
-// CHECK: tensor.insert_slice %[[X]] into
+// CHECK: tensor.concat dim(0) %[[X]], %{{.*}}
 // CHECK: dist.all_reduce %{{.*}} : tensor<8xf32>
 func.func @read_between(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %fa = dist.all_reduce %a on @world reduction = sum : tensor<4xf32>

@@ -25,6 +25,8 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
   PassManager pm(module.getContext());
   dist::NoSyncPipelineOptions pipelineOptions;
   pipelineOptions.hsdpPartial = options.hsdpPartial;
+  if (options.bucketCapBytes >= 0)
+    pipelineOptions.bucketCapBytes = options.bucketCapBytes;
   dist::buildNoSyncPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return error("the no_sync pipeline failed");

@@ -28,6 +28,9 @@ struct JitOptions {
   /// @<entry> is a whole window (a loop over the micro-batches): there is
   /// no @<entry>_no_sync, and both variants of the step call @<entry>.
   bool window = false;
+  /// The no_sync pipeline's bucket-cap-bytes (0: no buckets); negative: the
+  /// pipeline's default.
+  int64_t bucketCapBytes = -1;
   /// Shared libraries the JIT loads (the lowering may call MLIR's C runner
   /// utilities, memrefCopy for copies of views).
   std::vector<std::string> sharedLibPaths;

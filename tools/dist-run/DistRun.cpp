@@ -115,6 +115,11 @@ llvm::cl::opt<bool> windowOpt(
     llvm::cl::desc("@<entry> is a whole window: a loop over the K "
                    "micro-batches stacked on dim 0 of each data argument"),
     llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<int64_t> bucketOpt(
+    "bucket-cap-bytes",
+    llvm::cl::desc("the no_sync pipeline's bucket-cap-bytes (0: no buckets; "
+                   "default: the pipeline's)"),
+    llvm::cl::init(-1), llvm::cl::cat(category));
 llvm::cl::opt<std::string> paramsNpyOpt(
     "params-npy",
     llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
@@ -181,6 +186,7 @@ int main(int argc, char **argv) {
   jit.entry = entryOpt;
   jit.hsdpPartial = hsdpPartialOpt;
   jit.window = windowOpt;
+  jit.bucketCapBytes = bucketOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
   llvm::Expected<dist_step::StepFunctions> fns =
       dist_step::prepareStep(*module, jit, inputFile);

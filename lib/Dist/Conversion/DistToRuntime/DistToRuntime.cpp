@@ -217,7 +217,7 @@ static bool bufferizesContiguous(Value value) {
     if (auto arg = dyn_cast<BlockArgument>(value))
       return isa<func::FuncOp>(arg.getOwner()->getParentOp());
     Operation *def = value.getDefiningOp();
-    if (isa<tensor::EmptyOp, bufferization::AllocTensorOp,
+    if (isa<tensor::EmptyOp, tensor::ConcatOp, bufferization::AllocTensorOp,
             bufferization::ToTensorOp, arith::ConstantOp>(def))
       return true;
     // A reshape of a contiguous buffer is a view of all of it.
