@@ -25,6 +25,7 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
   PassManager pm(module.getContext());
   dist::NoSyncPipelineOptions pipelineOptions;
   pipelineOptions.hsdpPartial = options.hsdpPartial;
+  pipelineOptions.keepGathered = options.keepGathered;
   dist::buildNoSyncPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return error("the no_sync pipeline failed");

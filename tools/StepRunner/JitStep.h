@@ -25,6 +25,8 @@ struct JitOptions {
   std::string entry = "step";
   /// The no_sync pipeline's hsdp-partial option.
   bool hsdpPartial = false;
+  /// The no_sync pipeline's keep-gathered option.
+  bool keepGathered = false;
   /// Shared libraries the JIT loads (the lowering may call MLIR's C runner
   /// utilities, memrefCopy for copies of views).
   std::vector<std::string> sharedLibPaths;

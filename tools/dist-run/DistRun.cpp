@@ -18,7 +18,9 @@
 // accumulation of the same micro-batches (@<entry> K times; atol 1e-5, rtol
 // 1.3e-6, the acceptance test's tolerance), the no_sync micro-steps ran no
 // all_reduce or reduce_scatter (unless --hsdp-partial, which keeps the
-// intra-node reduce_scatter), and the stash is empty after the window.
+// intra-node reduce_scatter), and the stash and the kept gathers
+// (--keep-gathered) are empty after the window; rank 0 prints the window's
+// all_gathers and the kept gathers it reused.
 // Prints the untied outputs by result index (a one-element one is labelled
 // the loss), gradient checksums, runtime statistics and throughput; ends with
 // `N passed, M failed` over all ranks and exits 1 on a failed check.
@@ -103,6 +105,11 @@ llvm::cl::opt<bool>
     hsdpPartialOpt("hsdp-partial",
                    llvm::cl::desc("the no_sync pipeline's hsdp-partial option"),
                    llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<bool> keepGatheredOpt(
+    "keep-gathered",
+    llvm::cl::desc("the no_sync pipeline's keep-gathered option (ZeRO-3 "
+                   "parameters gathered once per window)"),
+    llvm::cl::init(false), llvm::cl::cat(category));
 llvm::cl::opt<std::string> paramsNpyOpt(
     "params-npy",
     llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
@@ -168,6 +175,7 @@ int main(int argc, char **argv) {
   dist_step::JitOptions jit;
   jit.entry = entryOpt;
   jit.hsdpPartial = hsdpPartialOpt;
+  jit.keepGathered = keepGatheredOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
   llvm::Expected<dist_step::StepFunctions> fns =
       dist_step::prepareStep(*module, jit, inputFile);
@@ -382,7 +390,8 @@ int main(int argc, char **argv) {
     };
     std::vector<double> outputSums(results.size(), 0.0);
     std::optional<dist_step::Results> synced;
-    Counts before;
+    Counts before, windowStart;
+    int64_t keptBetween = 0; // most kept-gather bytes after a micro-step
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
             *step, dist_step::Schedule::OneRound, k,
@@ -393,6 +402,7 @@ int main(int argc, char **argv) {
              },
              [&](const dist_step::MicroStep &m, dist_step::Results &out) {
                Counts after;
+               keptBetween = std::max(keptBetween, distrt_kept_bytes());
                for (size_t j = 0; j < out.size(); ++j) {
                  size_t r = m.last() ? j : noSyncToStep[j];
                  if (!results[r].param.empty())
@@ -420,6 +430,24 @@ int main(int argc, char **argv) {
     expect(distrt_stash_bytes() == 0, tag + ": " +
                                           std::to_string(distrt_stash_bytes()) +
                                           " stash bytes after the window");
+    expect(distrt_kept_bytes() == 0,
+           tag + ": " + std::to_string(distrt_kept_bytes()) +
+               " bytes of kept gathers after the window");
+    Counts windowEnd;
+    if (rank == 0)
+      std::printf(
+          "%s: no_sync window: %lld all_gather (%lld bytes), %lld kept "
+          "gathers reused (%lld bytes not gathered), %lld bytes kept between "
+          "micro-batches\n",
+          tag.c_str(),
+          (long long)(windowEnd.s.calls[DISTRT_KIND_ALL_GATHER] -
+                      windowStart.s.calls[DISTRT_KIND_ALL_GATHER]),
+          (long long)(windowEnd.s.bytes[DISTRT_KIND_ALL_GATHER] -
+                      windowStart.s.bytes[DISTRT_KIND_ALL_GATHER]),
+          (long long)(windowEnd.s.kept_hits - windowStart.s.kept_hits),
+          (long long)(windowEnd.s.kept_hit_bytes -
+                      windowStart.s.kept_hit_bytes),
+          (long long)keptBetween);
     if (!outNpyOpt.empty())
       for (size_t r = 0; r < results.size(); ++r)
         if (!results[r].param.empty())

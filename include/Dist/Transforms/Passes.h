@@ -28,6 +28,13 @@ struct NoSyncPipelineOptions
       llvm::cl::desc("fail on a tied gradient whose sync chain is not "
                      "recognized"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> keepGathered{
+      *this, "keep-gathered",
+      llvm::cl::desc("keep ZeRO-3 parameters gathered for the whole window: "
+                     "one gather per parameter per window instead of two per "
+                     "micro-batch (-dist-keep-gathered; the window must not "
+                     "contain an optimizer step)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> suffix{
       *this, "no-sync-suffix",
       llvm::cl::desc("name suffix of the no_sync backward variant"),

@@ -31,14 +31,21 @@ struct Row {
   std::string kind;
   std::string location;
   std::string type;
-  int64_t groupSize;
-  int64_t bytes;     // nccl-tests convention: the full array
-  double wireBytes;  // bytes each rank sends on a ring
-  std::string param; // empty unless a gradient sync
+  int64_t groupSize = 0;
+  int64_t bytes = 0;    // nccl-tests convention: the full array
+  double wireBytes = 0; // bytes each rank sends on a ring
+  std::string param;    // empty unless a gradient sync
+  /// A dist.gather_kept (or, with `release`, a dist.release_kept) of this
+  /// parameter; empty otherwise.
+  std::string kept;
+  bool keeps = false;   // the gather keeps (not reuse_only)
+  bool release = false; // no collective: the kept gather is dropped
+  int64_t shardBytes = 0;
 };
 
 /// Window totals in bytes.
 struct Totals {
+  int64_t calls = 0;
   int64_t bytes = 0;
   double wire = 0;
   bool overflow = false; // a total past int64 (it used to wrap silently)
@@ -47,8 +54,27 @@ struct Totals {
     overflow |= !sum;
     bytes = sum.value_or(bytes);
     wire += w * times;
+    calls += times;
+  }
+  void merge(const Totals &other) {
+    std::optional<int64_t> sum = llvm::checkedAdd(bytes, other.bytes);
+    overflow |= !sum || other.overflow;
+    bytes = sum.value_or(bytes);
+    wire += other.wire;
+    calls += other.calls;
   }
 };
+
+/// What the kept gathers of a schedule cost: the all_gathers they issue,
+/// and the most gathered bytes kept at the end of a micro-batch (held
+/// between micro-batches), in all and beyond this rank's shards.
+struct KeptRun {
+  Totals gathers;
+  int64_t held = 0, heldBeyondShards = 0;
+};
+
+/// The schedules of a window: always-sync, one-round no_sync, two-round.
+enum Schedule { AlwaysSync = 0, NoSync = 1, TwoRound = 2 };
 } // namespace
 
 static std::string str(Type type) {
@@ -73,6 +99,10 @@ struct DistCommReportPass
     : public dist::impl::DistCommReportPassBase<DistCommReportPass> {
   using Base::Base;
 
+  /// Every func.func of the module, in order (the order functions run in a
+  /// micro-batch, for the kept gathers).
+  std::vector<std::string> functionOrder;
+
   void runOnOperation() override {
     if (format != "text" && format != "json") {
       emitErrorAt(getOperation()) << "dist-comm-report: unknown format '"
@@ -88,13 +118,14 @@ struct DistCommReportPass
     SmallVector<Row> rows;
     if (failed(collect(rows)))
       return signalPassFailure();
-    for (const Totals &t : window(rows))
-      if (t.overflow) {
-        emitErrorAt(getOperation())
-            << "dist-comm-report: the bytes of a window of "
-            << int64_t(microBatches) << " micro-batches overflow int64";
-        return signalPassFailure();
-      }
+    std::array<Totals, 3> totals = window(rows);
+    if (llvm::any_of(totals, [](const Totals &t) { return t.overflow; }) ||
+        gathers(rows, /*keptAsPlain=*/true).overflow) {
+      emitErrorAt(getOperation())
+          << "dist-comm-report: the bytes of a window of "
+          << int64_t(microBatches) << " micro-batches overflow int64";
+      return signalPassFailure();
+    }
 
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(output, &error);
@@ -153,8 +184,37 @@ struct DistCommReportPass
     int64_t w = *size;
     int64_t bytes = *fullBytes;
     double factor = traits.wireFactor(w);
-    rows.push_back({func.getName().str(), traits.name.str(), str(op->getLoc()),
-                    str(full), w, bytes, bytes * factor, param.str()});
+    Row row;
+    row.function = func.getName().str();
+    row.kind = traits.name.str();
+    row.location = str(op->getLoc());
+    row.type = str(full);
+    row.groupSize = w;
+    row.bytes = bytes;
+    row.wireBytes = bytes * factor;
+    row.param = param.str();
+    rows.push_back(std::move(row));
+    return success();
+  }
+
+  /// A row for a dist.gather_kept: the all_gather it issues when nothing
+  /// is kept.
+  LogicalResult addKeptRow(SmallVectorImpl<Row> &rows, func::FuncOp func,
+                           GatherKeptOp op,
+                           SymbolTableCollection &symbolTable) {
+    ParameterOp param = lookupParameter(op, op.getParamAttr(), &symbolTable);
+    std::optional<int64_t> shardBytes = getTensorBytes(op.getInput().getType());
+    if (failed(addRow(rows, func, op,
+                      getCollectiveTraits(CollectiveKind::AllGather),
+                      param ? param.getGroupSize(&symbolTable) : std::nullopt,
+                      op.getType(), "")) ||
+        !shardBytes)
+      return failure();
+    Row &row = rows.back();
+    row.kind = "gather_kept";
+    row.kept = op.getParam().str();
+    row.keeps = !op.getReuseOnly();
+    row.shardBytes = *shardBytes;
     return success();
   }
 
@@ -162,12 +222,14 @@ struct DistCommReportPass
     SymbolTableCollection symbolTable;
     bool anyTie = false;
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
+      functionOrder.push_back(func.getName().str());
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
         anyTie |= bool(func.getResultAttr(i, DistDialect::getGradAttrName()));
       llvm::DenseMap<Operation *, StringRef> gradientOf =
           explicitGradientSyncs(func, symbolTable);
       WalkResult inner = func.walk([&](Operation *op) {
-        if (isa<CollectiveOpInterface, GradSyncOp>(op) &&
+        if (isa<CollectiveOpInterface, GradSyncOp, GatherKeptOp, ReleaseKeptOp>(
+                op) &&
             op->getParentOfType<LoopLikeOpInterface>())
           emitWarningAt(op) << "dist-comm-report: this collective is inside "
                                "a loop; the report counts it once per call";
@@ -183,6 +245,16 @@ struct DistCommReportPass
                          gradientOf.lookup(op));
         } else if (auto sync = dyn_cast<GradSyncOp>(op)) {
           added = addGradSyncRows(rows, func, sync, symbolTable);
+        } else if (auto kept = dyn_cast<GatherKeptOp>(op)) {
+          added = addKeptRow(rows, func, kept, symbolTable);
+        } else if (auto release = dyn_cast<ReleaseKeptOp>(op)) {
+          Row row;
+          row.function = func.getName().str();
+          row.kind = "release_kept";
+          row.location = str(op->getLoc());
+          row.kept = release.getParam().str();
+          row.release = true;
+          rows.push_back(std::move(row));
         }
         return failed(added) ? WalkResult::interrupt() : WalkResult::advance();
       });
@@ -222,47 +294,113 @@ struct DistCommReportPass
     return success();
   }
 
-  /// The function `row` belongs to, and whether it is a no_sync variant of
-  /// another function in the module.
-  StringRef baseOf(const Row &row, const llvm::StringSet<> &functions) {
-    StringRef name = row.function;
+  /// The function `name` is a no_sync variant of, or `name` itself.
+  StringRef baseOf(StringRef name) {
     if (name.ends_with(suffix) &&
-        functions.contains(name.drop_back(suffix.size())))
+        llvm::is_contained(functionOrder, name.drop_back(suffix.size())))
       return name.drop_back(suffix.size());
     return name;
+  }
+  bool hasVariant(StringRef name) {
+    return llvm::is_contained(functionOrder, (name + suffix).str());
+  }
+
+  /// How many times `row` runs per window under each schedule: every
+  /// function once per micro-batch; a no_sync variant for 1..K-1 and its
+  /// sync step for K; without a variant, gradient syncs once (twice for
+  /// Thunder). Not for kept gathers, which `simulateKept` follows.
+  std::array<int64_t, 3> timesPerWindow(const Row &row) {
+    int64_t k = microBatches;
+    bool gradient = !row.param.empty();
+    if (baseOf(row.function) != row.function)
+      return {0, k - 1, k - 1};
+    if (hasVariant(row.function))
+      return {k, 1, gradient ? 2 : 1};
+    return {k, gradient ? 1 : k, gradient ? 2 : k};
+  }
+
+  /// Runs the kept gathers and releases of a window under `schedule`, in
+  /// program order: per micro-batch the functions without a variant first
+  /// (a separate forward), in module order, then each window's variant (its
+  /// sync step at micro-batch K, and always under always-sync). A kept
+  /// gather communicates only when its parameter is not kept.
+  KeptRun simulateKept(ArrayRef<Row> rows, Schedule schedule) {
+    llvm::StringMap<SmallVector<const Row *>> byFunction;
+    for (const Row &row : rows)
+      if (!row.kept.empty())
+        byFunction[row.function].push_back(&row);
+    SmallVector<StringRef> plain, windows;
+    for (const std::string &name : functionOrder)
+      if (baseOf(name) == name)
+        (hasVariant(name) ? windows : plain).push_back(name);
+    KeptRun run;
+    llvm::StringMap<const Row *> kept;
+    auto call = [&](StringRef function) {
+      for (const Row *row : byFunction.lookup(function)) {
+        if (row->release)
+          kept.erase(row->kept);
+        else if (!kept.contains(row->kept)) {
+          run.gathers.add(row->bytes, row->wireBytes, 1);
+          if (row->keeps)
+            kept[row->kept] = row;
+        }
+      }
+    };
+    int64_t k = microBatches;
+    for (int64_t micro = 1; micro <= k; ++micro) {
+      for (StringRef function : plain)
+        call(function);
+      for (StringRef function : windows)
+        call(schedule != AlwaysSync && micro < k
+                 ? StringRef((function + suffix).str())
+                 : function);
+      int64_t held = 0, beyond = 0;
+      for (const auto &entry : kept) {
+        held += entry.second->bytes;
+        beyond += entry.second->bytes - entry.second->shardBytes;
+      }
+      run.held = std::max(run.held, held);
+      run.heldBeyondShards = std::max(run.heldBeyondShards, beyond);
+    }
+    return run;
   }
 
   /// Always-sync, one-round no_sync and two-round (Thunder) window totals.
   std::array<Totals, 3> window(ArrayRef<Row> rows) {
-    llvm::StringSet<> functions;
-    for (const Row &row : rows)
-      functions.insert(row.function);
-    llvm::StringSet<> withVariant;
-    for (const Row &row : rows)
-      if (baseOf(row, functions) != row.function)
-        withVariant.insert(baseOf(row, functions));
-
     std::array<Totals, 3> totals;
-    int64_t k = microBatches;
     for (const Row &row : rows) {
-      bool gradient = !row.param.empty();
-      if (baseOf(row, functions) != row.function) {
-        // A no_sync variant: micro-batches 1..K-1.
-        totals[1].add(row.bytes, row.wireBytes, k - 1);
-        totals[2].add(row.bytes, row.wireBytes, k - 1);
+      if (!row.kept.empty())
         continue;
-      }
-      totals[0].add(row.bytes, row.wireBytes, k);
-      if (withVariant.contains(row.function)) {
-        // The sync step: micro-batch K; Thunder also syncs the stash.
-        totals[1].add(row.bytes, row.wireBytes, 1);
-        totals[2].add(row.bytes, row.wireBytes, gradient ? 2 : 1);
-        continue;
-      }
-      totals[1].add(row.bytes, row.wireBytes, gradient ? 1 : k);
-      totals[2].add(row.bytes, row.wireBytes, gradient ? 2 : k);
+      std::array<int64_t, 3> times = timesPerWindow(row);
+      for (int i = 0; i < 3; ++i)
+        totals[i].add(row.bytes, row.wireBytes, times[i]);
     }
+    for (int i = 0; i < 3; ++i)
+      totals[i].merge(simulateKept(rows, Schedule(i)).gathers);
     return totals;
+  }
+
+  /// The all_gathers of a no_sync window, with the kept gathers followed
+  /// through the window, or as if each were a plain all_gather (what the
+  /// window costs without -dist-keep-gathered).
+  Totals gathers(ArrayRef<Row> rows, bool keptAsPlain) {
+    Totals totals;
+    for (const Row &row : rows)
+      if (row.kind == "all_gather" ||
+          (keptAsPlain && !row.kept.empty() && !row.release))
+        totals.add(row.bytes, row.wireBytes, timesPerWindow(row)[NoSync]);
+    if (!keptAsPlain)
+      totals.merge(simulateKept(rows, NoSync).gathers);
+    return totals;
+  }
+
+  /// The parameters kept (by a keeping dist.gather_kept).
+  size_t numKept(ArrayRef<Row> rows) {
+    llvm::StringSet<> names;
+    for (const Row &row : rows)
+      if (row.keeps)
+        names.insert(row.kept);
+    return names.size();
   }
 
   void printText(ArrayRef<Row> rows, raw_ostream &os) {
@@ -272,10 +410,15 @@ struct DistCommReportPass
                         "function", "collective", "W", "array", "bytes/call",
                         "wire B/rank", "gradient of");
     for (const Row &row : rows)
-      os << llvm::formatv(
-          "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1}  {6}\n", row.function,
-          row.kind, row.groupSize, row.type, row.bytes, row.wireBytes,
-          row.param.empty() ? "-" : "@" + row.param);
+      if (!row.release)
+        os << llvm::formatv(
+            "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1}  {6}\n",
+            row.function, row.kind, row.groupSize, row.type, row.bytes,
+            row.wireBytes,
+            !row.kept.empty()
+                ? (row.keeps ? "(kept @" : "(reuses @") + row.kept + ")"
+            : row.param.empty() ? "-"
+                                : "@" + row.param);
     std::array<Totals, 3> totals = window(rows);
     const char *names[] = {"always-sync", "no_sync (one round)",
                            "two-round (Thunder)"};
@@ -290,12 +433,36 @@ struct DistCommReportPass
                             ? 100.0 * (totals[0].bytes - totals[1].bytes) /
                                   totals[0].bytes
                             : 0.0);
+    if (llvm::none_of(rows, [](const Row &r) { return !r.kept.empty(); }))
+      return;
+    Totals without = gathers(rows, true), with = gathers(rows, false);
+    KeptRun run = simulateKept(rows, NoSync);
+    os << llvm::formatv("kept gathers (-dist-keep-gathered), {0} parameters "
+                        "kept, per no_sync window:\n",
+                        numKept(rows));
+    os << llvm::formatv("  all_gather without keep-gathered {0,6} calls {1,14} "
+                        "bytes {2,16:F1} wire bytes/rank\n",
+                        without.calls, without.bytes, without.wire);
+    os << llvm::formatv("  all_gather with keep-gathered    {0,6} calls {1,14} "
+                        "bytes {2,16:F1} wire bytes/rank\n",
+                        with.calls, with.bytes, with.wire);
+    os << llvm::formatv("  keeping saves {0} all_gathers, {1} bytes per window "
+                        "({2:F1}% of the gather bytes)\n",
+                        without.calls - with.calls, without.bytes - with.bytes,
+                        without.bytes ? 100.0 * (without.bytes - with.bytes) /
+                                            without.bytes
+                                      : 0.0);
+    os << llvm::formatv("  held between micro-batches: {0} bytes of gathered "
+                        "parameters, {1} bytes beyond this rank's shards\n",
+                        run.held, run.heldBeyondShards);
   }
 
   void printJson(ArrayRef<Row> rows, raw_ostream &os) {
     llvm::json::Array collectives;
-    for (const Row &row : rows)
-      collectives.push_back(llvm::json::Object{
+    for (const Row &row : rows) {
+      if (row.release)
+        continue;
+      llvm::json::Object object{
           {"function", row.function},
           {"collective", row.kind},
           {"location", row.location},
@@ -304,18 +471,36 @@ struct DistCommReportPass
           {"bytes", row.bytes},
           {"wire_bytes_per_rank", row.wireBytes},
           {"gradient_of", row.param.empty() ? llvm::json::Value(nullptr)
-                                            : llvm::json::Value(row.param)}});
+                                            : llvm::json::Value(row.param)}};
+      if (!row.kept.empty())
+        object["kept"] =
+            llvm::json::Object{{"param", row.kept}, {"keeps", row.keeps}};
+      collectives.push_back(std::move(object));
+    }
     std::array<Totals, 3> totals = window(rows);
     auto total = [](const Totals &t) {
       return llvm::json::Object{{"bytes", t.bytes},
                                 {"wire_bytes_per_rank", t.wire}};
     };
+    auto gatherTotal = [](const Totals &t) {
+      return llvm::json::Object{{"calls", t.calls},
+                                {"bytes", t.bytes},
+                                {"wire_bytes_per_rank", t.wire}};
+    };
+    KeptRun run = simulateKept(rows, NoSync);
     llvm::json::Object report{
         {"micro_batches", int64_t(microBatches)},
         {"collectives", std::move(collectives)},
         {"window", llvm::json::Object{{"always_sync", total(totals[0])},
                                       {"no_sync", total(totals[1])},
-                                      {"two_round", total(totals[2])}}}};
+                                      {"two_round", total(totals[2])}}},
+        {"keep_gathered",
+         llvm::json::Object{
+             {"kept_parameters", int64_t(numKept(rows))},
+             {"all_gather_without", gatherTotal(gathers(rows, true))},
+             {"all_gather_with", gatherTotal(gathers(rows, false))},
+             {"held_bytes", run.held},
+             {"held_bytes_beyond_shards", run.heldBeyondShards}}}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
   }
 };
