@@ -24,31 +24,32 @@
 // the sync step) and always-sync (4 sync steps) reduce-scatter 4 gradients
 // per sync step: (1 + 4) x 4 x 2 = 40; ZeRO-3 gathers 8 parameters per step:
 // 8 x 8 x 2 = 128. Checks per rank and window: 3 no_sync steps, the stash,
-// 4 gradients. The statistics go to stderr, which mpirun forwards on its own
-// channel (in no fixed order with stdout), so they are checked apart.
+// the kept gathers (none here), 4 gradients. The statistics go to stderr,
+// which mpirun forwards on its own channel (in no fixed order with stdout),
+// so they are checked apart.
 // ZERO3: window 0: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
 // ZERO3: window 1: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
 // ZERO3-STATS: all_gather 128 calls {{.*}} reduce_scatter 40 calls {{.*}} held 0 bytes peak 1376 bytes
-// ZERO3: 32 passed, 0 failed
+// ZERO3: 36 passed, 0 failed
 
 // HSDP-partial on [2, 2]: the stash holds the node-sharded gradients (688 of
 // 1376 bytes); the sync step all-reduces across nodes once per gradient.
 // HSDP-STATS: all_reduce 41 calls {{.*}} held 0 bytes peak 688 bytes
-// HSDP: 40 passed, 0 failed
+// HSDP: 48 passed, 0 failed
 
 // A step whose no_sync variant has no result at all (it crashed).
 // GRADS-ONLY: window 1: gradient checksum
-// GRADS-ONLY: 20 passed, 0 failed
+// GRADS-ONLY: 24 passed, 0 failed
 // STASH-ONLY: window 1: gradient checksum
-// STASH-ONLY: 20 passed, 0 failed
+// STASH-ONLY: 24 passed, 0 failed
 
 // PRIVATE: dist-run: @step is private: the entry point must be public
 
 // A value returned twice, and as a view, runs (it was freed twice).
-// TWICE: 5 passed, 0 failed
+// TWICE: 6 passed, 0 failed
 
 // g = w * x must leave the runner's w alone (it was overwritten in place).
-// READS-PARAM: 20 passed, 0 failed
+// READS-PARAM: 24 passed, 0 failed
 
 // UNFINISHED: dist-run-unfinished.mlir:8:8: error: -dist-lower-to-llvm did not finish: expected only llvm dialect ops, but got 'math.erf', which it cannot lower
 // UNFINISHED: dist-run: lowering to LLVM failed

@@ -1,5 +1,6 @@
 //===- CommReport.cpp - bytes moved by collectives, per call and window ---===//
 
+#include "CommWindow.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/Transforms/Passes.h"
@@ -23,59 +24,7 @@ namespace mlir::dist {
 
 using namespace mlir;
 using namespace mlir::dist;
-
-namespace {
-/// One collective in the report.
-struct Row {
-  std::string function;
-  std::string kind;
-  std::string location;
-  std::string type;
-  int64_t groupSize = 0;
-  int64_t bytes = 0;    // nccl-tests convention: the full array
-  double wireBytes = 0; // bytes each rank sends on a ring
-  std::string param;    // empty unless a gradient sync
-  /// A dist.gather_kept (or, with `release`, a dist.release_kept) of this
-  /// parameter; empty otherwise.
-  std::string kept;
-  bool keeps = false;   // the gather keeps (not reuse_only)
-  bool release = false; // no collective: the kept gather is dropped
-  int64_t shardBytes = 0;
-};
-
-/// Window totals in bytes.
-struct Totals {
-  int64_t calls = 0;
-  int64_t bytes = 0;
-  double wire = 0;
-  bool overflow = false; // a total past int64 (it used to wrap silently)
-  void add(int64_t b, double w, int64_t times) {
-    std::optional<int64_t> sum = llvm::checkedMulAdd(b, times, bytes);
-    overflow |= !sum;
-    bytes = sum.value_or(bytes);
-    wire += w * times;
-    calls += times;
-  }
-  void merge(const Totals &other) {
-    std::optional<int64_t> sum = llvm::checkedAdd(bytes, other.bytes);
-    overflow |= !sum || other.overflow;
-    bytes = sum.value_or(bytes);
-    wire += other.wire;
-    calls += other.calls;
-  }
-};
-
-/// What the kept gathers of a schedule cost: the all_gathers they issue,
-/// and the most gathered bytes kept at the end of a micro-batch (held
-/// between micro-batches), in all and beyond this rank's shards.
-struct KeptRun {
-  Totals gathers;
-  int64_t held = 0, heldBeyondShards = 0;
-};
-
-/// The schedules of a window: always-sync, one-round no_sync, two-round.
-enum Schedule { AlwaysSync = 0, NoSync = 1, TwoRound = 2 };
-} // namespace
+using namespace mlir::dist::report;
 
 static std::string str(Type type) {
   std::string s;
@@ -103,6 +52,10 @@ struct DistCommReportPass
   /// micro-batch, for the kept gathers).
   std::vector<std::string> functionOrder;
 
+  WindowModel model() {
+    return WindowModel(functionOrder, suffix, microBatches);
+  }
+
   void runOnOperation() override {
     if (format != "text" && format != "json") {
       emitErrorAt(getOperation()) << "dist-comm-report: unknown format '"
@@ -118,9 +71,9 @@ struct DistCommReportPass
     SmallVector<Row> rows;
     if (failed(collect(rows)))
       return signalPassFailure();
-    std::array<Totals, 3> totals = window(rows);
+    std::array<Totals, 3> totals = model().window(rows);
     if (llvm::any_of(totals, [](const Totals &t) { return t.overflow; }) ||
-        gathers(rows, /*keptAsPlain=*/true).overflow) {
+        model().gathers(rows, /*keptAsPlain=*/true).overflow) {
       emitErrorAt(getOperation())
           << "dist-comm-report: the bytes of a window of "
           << int64_t(microBatches) << " micro-batches overflow int64";
@@ -294,115 +247,6 @@ struct DistCommReportPass
     return success();
   }
 
-  /// The function `name` is a no_sync variant of, or `name` itself.
-  StringRef baseOf(StringRef name) {
-    if (name.ends_with(suffix) &&
-        llvm::is_contained(functionOrder, name.drop_back(suffix.size())))
-      return name.drop_back(suffix.size());
-    return name;
-  }
-  bool hasVariant(StringRef name) {
-    return llvm::is_contained(functionOrder, (name + suffix).str());
-  }
-
-  /// How many times `row` runs per window under each schedule: every
-  /// function once per micro-batch; a no_sync variant for 1..K-1 and its
-  /// sync step for K; without a variant, gradient syncs once (twice for
-  /// Thunder). Not for kept gathers, which `simulateKept` follows.
-  std::array<int64_t, 3> timesPerWindow(const Row &row) {
-    int64_t k = microBatches;
-    bool gradient = !row.param.empty();
-    if (baseOf(row.function) != row.function)
-      return {0, k - 1, k - 1};
-    if (hasVariant(row.function))
-      return {k, 1, gradient ? 2 : 1};
-    return {k, gradient ? 1 : k, gradient ? 2 : k};
-  }
-
-  /// Runs the kept gathers and releases of a window under `schedule`, in
-  /// program order: per micro-batch the functions without a variant first
-  /// (a separate forward), in module order, then each window's variant (its
-  /// sync step at micro-batch K, and always under always-sync). A kept
-  /// gather communicates only when its parameter is not kept.
-  KeptRun simulateKept(ArrayRef<Row> rows, Schedule schedule) {
-    llvm::StringMap<SmallVector<const Row *>> byFunction;
-    for (const Row &row : rows)
-      if (!row.kept.empty())
-        byFunction[row.function].push_back(&row);
-    SmallVector<StringRef> plain, windows;
-    for (const std::string &name : functionOrder)
-      if (baseOf(name) == name)
-        (hasVariant(name) ? windows : plain).push_back(name);
-    KeptRun run;
-    llvm::StringMap<const Row *> kept;
-    auto call = [&](StringRef function) {
-      for (const Row *row : byFunction.lookup(function)) {
-        if (row->release)
-          kept.erase(row->kept);
-        else if (!kept.contains(row->kept)) {
-          run.gathers.add(row->bytes, row->wireBytes, 1);
-          if (row->keeps)
-            kept[row->kept] = row;
-        }
-      }
-    };
-    int64_t k = microBatches;
-    for (int64_t micro = 1; micro <= k; ++micro) {
-      for (StringRef function : plain)
-        call(function);
-      for (StringRef function : windows)
-        call(schedule != AlwaysSync && micro < k
-                 ? StringRef((function + suffix).str())
-                 : function);
-      int64_t held = 0, beyond = 0;
-      for (const auto &entry : kept) {
-        held += entry.second->bytes;
-        beyond += entry.second->bytes - entry.second->shardBytes;
-      }
-      run.held = std::max(run.held, held);
-      run.heldBeyondShards = std::max(run.heldBeyondShards, beyond);
-    }
-    return run;
-  }
-
-  /// Always-sync, one-round no_sync and two-round (Thunder) window totals.
-  std::array<Totals, 3> window(ArrayRef<Row> rows) {
-    std::array<Totals, 3> totals;
-    for (const Row &row : rows) {
-      if (!row.kept.empty())
-        continue;
-      std::array<int64_t, 3> times = timesPerWindow(row);
-      for (int i = 0; i < 3; ++i)
-        totals[i].add(row.bytes, row.wireBytes, times[i]);
-    }
-    for (int i = 0; i < 3; ++i)
-      totals[i].merge(simulateKept(rows, Schedule(i)).gathers);
-    return totals;
-  }
-
-  /// The all_gathers of a no_sync window, with the kept gathers followed
-  /// through the window, or as if each were a plain all_gather (what the
-  /// window costs without -dist-keep-gathered).
-  Totals gathers(ArrayRef<Row> rows, bool keptAsPlain) {
-    Totals totals;
-    for (const Row &row : rows)
-      if (row.kind == "all_gather" ||
-          (keptAsPlain && !row.kept.empty() && !row.release))
-        totals.add(row.bytes, row.wireBytes, timesPerWindow(row)[NoSync]);
-    if (!keptAsPlain)
-      totals.merge(simulateKept(rows, NoSync).gathers);
-    return totals;
-  }
-
-  /// The parameters kept (by a keeping dist.gather_kept).
-  size_t numKept(ArrayRef<Row> rows) {
-    llvm::StringSet<> names;
-    for (const Row &row : rows)
-      if (row.keeps)
-        names.insert(row.kept);
-    return names.size();
-  }
-
   void printText(ArrayRef<Row> rows, raw_ostream &os) {
     os << "dist communication report (K = " << microBatches
        << " micro-batches per window)\n";
@@ -419,7 +263,7 @@ struct DistCommReportPass
                 ? (row.keeps ? "(kept @" : "(reuses @") + row.kept + ")"
             : row.param.empty() ? "-"
                                 : "@" + row.param);
-    std::array<Totals, 3> totals = window(rows);
+    std::array<Totals, 3> totals = model().window(rows);
     const char *names[] = {"always-sync", "no_sync (one round)",
                            "two-round (Thunder)"};
     os << "per window:\n";
@@ -435,11 +279,12 @@ struct DistCommReportPass
                             : 0.0);
     if (llvm::none_of(rows, [](const Row &r) { return !r.kept.empty(); }))
       return;
-    Totals without = gathers(rows, true), with = gathers(rows, false);
-    KeptRun run = simulateKept(rows, NoSync);
+    Totals without = model().gathers(rows, true),
+           with = model().gathers(rows, false);
+    KeptRun run = model().simulateKept(rows, NoSync);
     os << llvm::formatv("kept gathers (-dist-keep-gathered), {0} parameters "
                         "kept, per no_sync window:\n",
-                        numKept(rows));
+                        WindowModel::numKept(rows));
     os << llvm::formatv("  all_gather without keep-gathered {0,6} calls {1,14} "
                         "bytes {2,16:F1} wire bytes/rank\n",
                         without.calls, without.bytes, without.wire);
@@ -477,7 +322,7 @@ struct DistCommReportPass
             llvm::json::Object{{"param", row.kept}, {"keeps", row.keeps}};
       collectives.push_back(std::move(object));
     }
-    std::array<Totals, 3> totals = window(rows);
+    std::array<Totals, 3> totals = model().window(rows);
     auto total = [](const Totals &t) {
       return llvm::json::Object{{"bytes", t.bytes},
                                 {"wire_bytes_per_rank", t.wire}};
@@ -487,7 +332,7 @@ struct DistCommReportPass
                                 {"bytes", t.bytes},
                                 {"wire_bytes_per_rank", t.wire}};
     };
-    KeptRun run = simulateKept(rows, NoSync);
+    KeptRun run = model().simulateKept(rows, NoSync);
     llvm::json::Object report{
         {"micro_batches", int64_t(microBatches)},
         {"collectives", std::move(collectives)},
@@ -496,9 +341,9 @@ struct DistCommReportPass
                                       {"two_round", total(totals[2])}}},
         {"keep_gathered",
          llvm::json::Object{
-             {"kept_parameters", int64_t(numKept(rows))},
-             {"all_gather_without", gatherTotal(gathers(rows, true))},
-             {"all_gather_with", gatherTotal(gathers(rows, false))},
+             {"kept_parameters", int64_t(WindowModel::numKept(rows))},
+             {"all_gather_without", gatherTotal(model().gathers(rows, true))},
+             {"all_gather_with", gatherTotal(model().gathers(rows, false))},
              {"held_bytes", run.held},
              {"held_bytes_beyond_shards", run.heldBeyondShards}}}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
