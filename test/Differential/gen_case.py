@@ -81,6 +81,23 @@ class Case:
     # returned gradient, and so the SGD step, is W times the mean). The
     # others are returned local.
     sync_forms: dict = field(default_factory=dict)
+    # Compiled with the no_sync pipeline's keep-gathered (dist-run
+    # --keep-gathered): drawn for cases with a parameter the backward gathers
+    # again (ZeRO-3, HSDP-3), the ones it changes.
+    keep_gathered: bool = False
+
+    def regathered(self):
+        """Parameters the backward gathers again over more than one rank: the
+        ones keep-gathered keeps for the window."""
+        return [p for p in self.params.values() if p.sharded and p.resync and p.shards > 1]
+
+    def gathers_per_window(self):
+        """all_gathers a no_sync window issues: per micro-batch one per
+        sharded parameter, two when the backward gathers it again; with
+        keep-gathered one per window for those."""
+        kept = set(p.name for p in self.regathered()) if self.keep_gathered else set()
+        return sum(1 if p.name in kept else self.k * (2 if p.resync else 1)
+                   for p in self.params.values() if p.sharded)
 
     def tags(self):
         t = {p.kind for p in self.params.values()}
@@ -105,6 +122,8 @@ class Case:
             t.add("unused")
         if self.k == 1:
             t.add("k1")
+        if self.keep_gathered:
+            t.add("keep-gathered")
         t.add(self.style)
         return sorted(t)
 
@@ -245,4 +264,6 @@ def make_case(seed):
     for name in params:
         if rng.random() < 0.3:
             case.sync_forms[name] = rng.choice(["pre", "post", "avg", "sum"])
+    # Drawn after everything else, for the same reason.
+    case.keep_gathered = bool(case.regathered()) and rng.random() < 0.5
     return case
