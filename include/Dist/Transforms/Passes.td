@@ -262,7 +262,19 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     otherwise the gradient traffic is counted once and the rest K times. The
     two-round scheme of Thunder communicates the gradients once more (the
     stash at the end of no_sync, then the last micro-batch's own sync).
-    Output as a text table or JSON.
+
+    Kept gathers (`dist.gather_kept`, `-dist-keep-gathered`) communicate only
+    when nothing is kept, so they are followed through the window in program
+    order: per micro-batch the functions without a variant (a separate
+    forward) in module order, then each window's no_sync variant, or its
+    sync step at micro-batch K (always, under always-sync); a release drops
+    what was kept. The report then gives the no_sync window's all_gathers
+    (calls, bytes, wire bytes) with the option and without it (each kept
+    gather counted as a plain all_gather, which is what the module compiled
+    without the option reports), and the price: the most gathered bytes
+    kept between two micro-batches, and those bytes beyond this rank's
+    shards (what keeping adds to the memory a ZeRO-3 rank holds between
+    micro-batches). Output as a text table or JSON.
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"4",
