@@ -1,7 +1,7 @@
 //===- DistRun.cpp - run any dist training step under mpirun (JIT) --------===//
 //
 //   mpirun -np W dist-run step.mlir [--k 4] [--windows 2] [--seed 7] [--lr
-//   1e-3]
+//   1e-3] [--hsdp-partial] [--keep-gathered]
 //          [--params-npy DIR] [--data-npy DIR] [--out-npy DIR]
 //
 // Compiles a training step in the frontend model of docs/Design.md in
