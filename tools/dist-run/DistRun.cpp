@@ -54,6 +54,7 @@
 #include "JitStep.h"
 #include "Npy.h"
 #include "Slots.h"
+#include "Stats.h"
 #include "dist_runtime/dist_runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -127,15 +128,6 @@ int fail(const llvm::Twine &message) {
   llvm::errs() << "dist-run: " << message << "\n";
   return 1;
 }
-
-struct Counts {
-  distrt_stats s;
-  Counts() { distrt_check(distrt_get_stats(&s)); }
-  int64_t gradCollectives() const {
-    return s.calls[DISTRT_KIND_ALL_REDUCE] +
-           s.calls[DISTRT_KIND_REDUCE_SCATTER];
-  }
-};
 
 } // namespace
 
@@ -348,19 +340,8 @@ int main(int argc, char **argv) {
     if (fileError.empty())
       dist_run::writeNpy(outNpyOpt + "/" + name, shape, data, fileError);
   };
-  if (!outNpyOpt.empty() && rank == 0) {
-    std::string path = outNpyOpt + "/results.txt";
-    if (FILE *f = std::fopen(path.c_str(), "w")) {
-      for (size_t r = 0; r < results.size(); ++r)
-        std::fprintf(
-            f, "%zu %s%s %s\n", r, results[r].param.empty() ? "out" : "grad ",
-            results[r].param.c_str(), typeString(results[r].shape).c_str());
-      if (std::fclose(f) != 0)
-        fileError = "'" + path + "': cannot write the file";
-    } else {
-      fileError = "'" + path + "': cannot write the file";
-    }
-  }
+  if (!outNpyOpt.empty() && rank == 0)
+    writeResultsIndex(outNpyOpt + "/results.txt", results, fileError);
 
   int passed = 0, failed = 0;
   auto expect = [&](bool ok, const std::string &what) {
@@ -433,21 +414,8 @@ int main(int argc, char **argv) {
     expect(distrt_kept_bytes() == 0,
            tag + ": " + std::to_string(distrt_kept_bytes()) +
                " bytes of kept gathers after the window");
-    Counts windowEnd;
     if (rank == 0)
-      std::printf(
-          "%s: no_sync window: %lld all_gather (%lld bytes), %lld kept "
-          "gathers reused (%lld bytes not gathered), %lld bytes kept between "
-          "micro-batches\n",
-          tag.c_str(),
-          (long long)(windowEnd.s.calls[DISTRT_KIND_ALL_GATHER] -
-                      windowStart.s.calls[DISTRT_KIND_ALL_GATHER]),
-          (long long)(windowEnd.s.bytes[DISTRT_KIND_ALL_GATHER] -
-                      windowStart.s.bytes[DISTRT_KIND_ALL_GATHER]),
-          (long long)(windowEnd.s.kept_hits - windowStart.s.kept_hits),
-          (long long)(windowEnd.s.kept_hit_bytes -
-                      windowStart.s.kept_hit_bytes),
-          (long long)keptBetween);
+      printNoSyncWindow(tag, windowStart, Counts(), keptBetween);
     if (!outNpyOpt.empty())
       for (size_t r = 0; r < results.size(); ++r)
         if (!results[r].param.empty())
