@@ -36,29 +36,3 @@ func.func @f_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
   dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
   return
 }
-
-// -----
-
-// A sync step that keeps @w again after releasing it: the gathered value
-// would outlive the window.
-dist.mesh @world shape = [2]
-dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
-
-func.func @f(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
-    -> (tensor<8x3xf32>, tensor<4x3xf32> {dist.grad = @w}) {
-  %a = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
-  dist.release_kept @w
-  // expected-error @+1 {{dist-keep-gathered: this gather keeps @w after the sync step released it: the gathered value would outlive the window}}
-  %b = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
-  %t = dist.take_stash @w : tensor<8x3xf32>
-  %sum = arith.addf %t, %g : tensor<8x3xf32>
-  %s = dist.grad_sync %sum for @w : tensor<8x3xf32> -> tensor<4x3xf32>
-  return %b, %s : tensor<8x3xf32>, tensor<4x3xf32>
-}
-
-func.func @f_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>) -> tensor<8x3xf32> {
-  %a = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
-  %gg = arith.mulf %a, %g : tensor<8x3xf32>
-  dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
-  return %a : tensor<8x3xf32>
-}

@@ -221,3 +221,67 @@ func.func @f_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
   dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
   return
 }
+
+// -----
+
+// A sync step that already releases @w, but before its gathers: those
+// become kept gathers, so the release that counts is a new one after the
+// last of them (releasing twice is harmless).
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
+
+// CHECK-LABEL: func.func @early(
+// CHECK-NEXT: dist.release_kept @w
+// CHECK-NEXT: dist.gather_kept %arg0 for @w :
+// CHECK-NEXT: dist.gather_kept %arg0 for @w :
+// CHECK-NEXT: dist.release_kept @w
+// CHECK-LABEL: func.func @early_no_sync(
+func.func @early(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
+    -> (tensor<4x3xf32> {dist.grad = @w}) {
+  dist.release_kept @w
+  %a = dist.synchronize %w on @world kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
+  %b = dist.synchronize %w on @world kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
+  %ab = arith.mulf %a, %b : tensor<8x3xf32>
+  %t = dist.take_stash @w : tensor<8x3xf32>
+  %sum = arith.addf %t, %ab : tensor<8x3xf32>
+  %s = dist.grad_sync %sum for @w : tensor<8x3xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+func.func @early_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>) {
+  %a = dist.synchronize %w on @world kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
+  dist.stash_grad_for_fsdp %a for @w : tensor<8x3xf32>
+  return
+}
+
+// -----
+
+// Kept gathers written by hand: one after the sync step's release keeps
+// @w again, so a release follows it.
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
+
+// CHECK-LABEL: func.func @again(
+// CHECK: dist.gather_kept %arg0 for @w :
+// CHECK-NEXT: dist.release_kept @w
+// CHECK-NEXT: dist.gather_kept %arg0 for @w :
+// CHECK-NEXT: dist.release_kept @w
+// CHECK-NOT: dist.release_kept
+// CHECK: return
+func.func @again(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
+    -> (tensor<8x3xf32>, tensor<4x3xf32> {dist.grad = @w}) {
+  %a = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
+  dist.release_kept @w
+  %b = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
+  %t = dist.take_stash @w : tensor<8x3xf32>
+  %sum = arith.addf %t, %g : tensor<8x3xf32>
+  %s = dist.grad_sync %sum for @w : tensor<8x3xf32> -> tensor<4x3xf32>
+  return %b, %s : tensor<8x3xf32>, tensor<4x3xf32>
+}
+
+func.func @again_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  %a = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
+  %gg = arith.mulf %a, %g : tensor<8x3xf32>
+  dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
+  return %a : tensor<8x3xf32>
+}

@@ -229,9 +229,10 @@ def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
     parameter's gathered value is held from the first micro-batch to the
     sync step (`-dist-comm-report` counts it).
 
-    Errors: a keeping `dist.gather_kept` outside a window's variants
-    (nothing would release it) and one in a sync step after that step
-    released the parameter.
+    A keeping `dist.gather_kept` outside the entry block of a window's
+    variants is an error (nothing would release it). In a sync step the
+    release goes after the last keeping gather of the parameter, whatever
+    releases the step already has before it. Idempotent.
   }];
   let options = [
     Option<"suffix", "no-sync-suffix", "std::string", /*default=*/"\"_no_sync\"",

@@ -144,7 +144,7 @@ struct DistKeepGatheredPass
     llvm::DenseMap<Operation *, GathersByParam> gathersOf;
     for (func::FuncOp func : module.getOps<func::FuncOp>())
       gathersOf[func] = collectGathers(func, symbolTable);
-    if (failed(checkExisting(module, inWindow, windows)))
+    if (failed(checkExisting(module, inWindow)))
       return signalPassFailure();
 
     // Gathered by functions outside the windows (a separate forward).
@@ -202,13 +202,11 @@ struct DistKeepGatheredPass
 
   /// Releases every parameter the window's variants keep, in its sync step,
   /// right after the step's last gather of it (or first thing, when the
-  /// sync step itself does not gather it), unless it already does.
+  /// sync step itself does not gather it), unless a release of it already
+  /// follows that point in the step's entry block (an earlier one would
+  /// leave the gathers after it kept).
   void release(Window w) {
     func::FuncOp syncStep = w.syncStep;
-    llvm::DenseSet<StringAttr> released;
-    syncStep.walk([&](ReleaseKeptOp op) {
-      released.insert(op.getParamAttr().getAttr());
-    });
     llvm::SetVector<StringAttr> names;
     for (func::FuncOp f : SmallVector<func::FuncOp, 2>{w.noSync, w.syncStep})
       if (!f.isExternal())
@@ -217,29 +215,37 @@ struct DistKeepGatheredPass
             if (!gather.getReuseOnly())
               names.insert(gather.getParamAttr().getAttr());
     Block &body = syncStep.getBody().front();
+    // Per parameter: its last gather in the entry block, and whether a
+    // release follows it there.
+    llvm::DenseMap<StringAttr, Operation *> last;
+    llvm::DenseSet<StringAttr> releasedAfter;
+    for (Operation &op : body) {
+      if (auto gather = dyn_cast<GatherKeptOp>(op)) {
+        last[gather.getParamAttr().getAttr()] = gather;
+        releasedAfter.erase(gather.getParamAttr().getAttr());
+      } else if (auto release = dyn_cast<ReleaseKeptOp>(op)) {
+        releasedAfter.insert(release.getParamAttr().getAttr());
+      }
+    }
     for (StringAttr name : names) {
-      if (released.contains(name))
+      if (releasedAfter.contains(name))
         continue;
-      Operation *last = nullptr;
-      for (Operation &op : body)
-        if (auto gather = dyn_cast<GatherKeptOp>(op))
-          if (gather.getParamAttr().getAttr() == name)
-            last = gather;
+      Operation *after = last.lookup(name);
       OpBuilder builder = OpBuilder::atBlockBegin(&body);
-      if (last)
-        builder.setInsertionPointAfter(last);
-      ReleaseKeptOp::create(builder, last ? last->getLoc() : syncStep.getLoc(),
+      if (after)
+        builder.setInsertionPointAfter(after);
+      ReleaseKeptOp::create(builder,
+                            after ? after->getLoc() : syncStep.getLoc(),
                             FlatSymbolRefAttr::get(name));
       ++numReleased;
     }
   }
 
   /// A kept gather must be released by the window that keeps it: refuses a
-  /// keeping gather outside a window's variants, or after the sync step's
-  /// release of its parameter.
+  /// keeping gather outside the entry block of a window's variants (release
+  /// places a release after the last one in a sync step).
   LogicalResult checkExisting(ModuleOp module,
-                              const llvm::DenseSet<Operation *> &inWindow,
-                              ArrayRef<Window> windows) {
+                              const llvm::DenseSet<Operation *> &inWindow) {
     bool failedAny = false;
     module.walk([&](GatherKeptOp op) {
       auto func = op->getParentOfType<func::FuncOp>();
@@ -253,22 +259,6 @@ struct DistKeepGatheredPass
                       << "the optimizer step (make it reuse_only)";
       failedAny = true;
     });
-    for (Window w : windows) {
-      llvm::DenseSet<StringAttr> released;
-      for (Operation &op : w.syncStep.getBody().front()) {
-        if (auto release = dyn_cast<ReleaseKeptOp>(op))
-          released.insert(release.getParamAttr().getAttr());
-        auto gather = dyn_cast<GatherKeptOp>(op);
-        if (!gather || gather.getReuseOnly() ||
-            !released.contains(gather.getParamAttr().getAttr()))
-          continue;
-        emitErrorAt(gather) << kPass << ": this gather keeps "
-                            << gather.getParamAttr() << " after the sync step "
-                            << "released it: the gathered value would outlive "
-                            << "the window";
-        failedAny = true;
-      }
-    }
     return failure(failedAny);
   }
 };
