@@ -3,7 +3,8 @@
 # writes bench/results/: compile-time scaling of the passes and of the
 # lowering (compile_time.json/.png), the
 # runtime against raw MPI (runtime_vs_mpi.json), and step throughput and
-# memory with and without no_sync (step_throughput.json/.png). Prints each
+# memory with and without no_sync (step_throughput.json/.png), gather bytes
+# and memory with and without keep-gathered (keep_gathered.json). Prints each
 # table. Installs gnuplot-nox for the plots if it is missing.
 # Environment: BUILD_DIR (default build), REPS (default 15), COMPILE_REPS
 # (default 9, the compile-time medians), LAYERS
@@ -25,6 +26,8 @@ python3 "$root/bench/step_throughput.py" --build "$build" --reps "${REPS:-15}" \
 echo "== runtime against raw MPI (2 ranks)"
 "${mpi[@]}" -np 2 "${malloc[@]}" "$build/bin/runtime_vs_mpi" --reps "${REPS:-15}" \
   --json "$out/runtime_vs_mpi.json"
+echo "== keep-gathered: gather bytes and memory per window (comm report; ToyModel run on 2 ranks)"
+python3 "$root/bench/keep_gathered.py" --build "$build" --run --json "$out/keep_gathered.json"
 echo "== compile time"
 python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
   --reps "${COMPILE_REPS:-9}" \

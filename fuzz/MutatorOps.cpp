@@ -230,14 +230,15 @@ bool edits::mutateTie(std::string &s, Rng &rng) {
   return true;
 }
 
-/// `on @mesh`, `for @param`, `take_stash @param`: another declared symbol
+/// `on @mesh`, `for @param`, `take_stash @param`, `release_kept @param`:
+/// another declared symbol
 /// or an undeclared one.
 bool edits::mutateSymbolRef(std::string &s, Rng &rng) {
   std::vector<std::string> names = declared(s, "dist.mesh");
   for (const std::string &p : declared(s, "dist.parameter"))
     names.push_back(p);
   std::vector<Span> refs;
-  for (const char *key : {"on", "for", "dist.take_stash"})
+  for (const char *key : {"on", "for", "dist.take_stash", "dist.release_kept"})
     for (size_t i : wordsOf(s, key)) {
       size_t at = skipSpaces(s, i + std::string(key).size());
       size_t end = symbolEnd(s, at);

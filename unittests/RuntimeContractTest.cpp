@@ -57,6 +57,12 @@ TEST(RuntimeContract, SignaturesFollowTheCDeclarations) {
             FunctionType::get(&context, {i32}, {}));
   EXPECT_EQ(getRuntimeSignature(&context, "distrt_stash_bytes"),
             FunctionType::get(&context, {}, {i64}));
+  // (param, group, send, send_count, recv, recv_count, dtype, keep) -> status
+  EXPECT_EQ(getRuntimeSignature(&context, "distrt_kept_gather"),
+            FunctionType::get(&context,
+                              {ptr, i64, ptr, i64, ptr, i64, i32, i32}, {i32}));
+  EXPECT_EQ(getRuntimeSignature(&context, "distrt_kept_release"),
+            FunctionType::get(&context, {ptr}, {i32}));
   EXPECT_FALSE(getRuntimeSignature(&context, "distrt_no_such_function"));
   EXPECT_FALSE(getRuntimeSignature(&context, "malloc"));
 }

@@ -211,9 +211,12 @@ void resetStats() {
     return;
   std::lock_guard<std::mutex> lock(state->mutex);
   int64_t held = state->stats.stash_bytes;
+  int64_t kept = state->stats.kept_bytes;
   state->stats = {};
   state->stats.stash_bytes = held;
   state->stats.stash_peak_bytes = held;
+  state->stats.kept_bytes = kept;
+  state->stats.kept_peak_bytes = kept;
 }
 
 void printStats() {
@@ -224,12 +227,17 @@ void printStats() {
                "distrt: rank %d stats: all_gather %lld calls %lld bytes; "
                "reduce_scatter %lld calls %lld bytes; all_reduce %lld calls "
                "%lld bytes; waits %lld; stash adds %lld takes %lld held %lld "
-               "bytes peak %lld bytes\n",
+               "bytes peak %lld bytes; kept gathers reused %lld (%lld bytes "
+               "not gathered) released %lld held %lld bytes peak %lld "
+               "bytes\n",
                state->rank, (long long)s.calls[0], (long long)s.bytes[0],
                (long long)s.calls[1], (long long)s.bytes[1],
                (long long)s.calls[2], (long long)s.bytes[2], (long long)s.waits,
                (long long)s.stash_adds, (long long)s.stash_takes,
-               (long long)s.stash_bytes, (long long)s.stash_peak_bytes);
+               (long long)s.stash_bytes, (long long)s.stash_peak_bytes,
+               (long long)s.kept_hits, (long long)s.kept_hit_bytes,
+               (long long)s.kept_releases, (long long)s.kept_bytes,
+               (long long)s.kept_peak_bytes);
 }
 
 } // namespace distrt

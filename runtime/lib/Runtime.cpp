@@ -3,7 +3,7 @@
 // The extern "C" entry points of dist_runtime.h, each a call into the room
 // that does the work (docs/Runtime.md lists the rooms): State (init,
 // finalize, errors), Groups, Collectives (with statistics and the trace),
-// Handles, Stash and Watchdog. The backends (Self, Mpi, Nccl) only move
+// Handles, Stash, Kept and Watchdog. The backends (Self, Mpi, Nccl) only move
 // bytes.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +11,7 @@
 #include "Collectives.h"
 #include "Groups.h"
 #include "Handles.h"
+#include "Kept.h"
 #include "Stash.h"
 #include "State.h"
 
@@ -159,6 +160,24 @@ distrt_status distrt_stash_take(const char *param, void *out, int64_t count,
 }
 
 int64_t distrt_stash_bytes(void) { return stashBytes(); }
+
+//===----------------------------------------------------------------------===//
+// Kept gathered parameters
+//===----------------------------------------------------------------------===//
+
+distrt_status distrt_kept_gather(const char *param, distrt_group group,
+                                 const void *send, int64_t sendCount,
+                                 void *recv, int64_t recvCount,
+                                 distrt_dtype dtype, int32_t keep) {
+  return keptGather(param, group, send, sendCount, recv, recvCount, dtype,
+                    keep != 0);
+}
+
+distrt_status distrt_kept_release(const char *param) {
+  return keptRelease(param);
+}
+
+int64_t distrt_kept_bytes(void) { return keptBytes(); }
 
 //===----------------------------------------------------------------------===//
 // Statistics

@@ -50,6 +50,16 @@ struct StashEntry {
   distrt_dtype dtype;
 };
 
+/// A gathered parameter kept for the rest of a window, and what it was
+/// gathered as: a reuse must ask for the same.
+struct KeptEntry {
+  std::vector<unsigned char> data;
+  distrt_group group;
+  int64_t sendCount;
+  int64_t count;
+  distrt_dtype dtype;
+};
+
 struct State {
   std::mutex mutex;
   std::unique_ptr<Backend> backend;
@@ -65,6 +75,8 @@ struct State {
   distrt_handle nextHandle = 1;
   // Stash.
   std::map<std::string, StashEntry> stash;
+  // Kept.
+  std::map<std::string, KeptEntry> kept;
   // Collectives.
   distrt_stats stats = {};
   std::unique_ptr<Trace> trace;

@@ -166,6 +166,41 @@ TEST(Mpi, SubgroupsAlongMeshAxes) {
   EXPECT_EQ(shardOut[3], 1.0f);
 }
 
+// A kept gather: the first call of a window gathers every rank's shard, the
+// others communicate nothing and return the same; a release makes the next
+// window gather the updated shards.
+TEST(Mpi, KeptGatherOncePerWindow) {
+  const int n = 3;
+  distrt_stats before, after;
+  ASSERT_EQ(distrt_get_stats(&before), DISTRT_OK);
+  for (int window = 0; window < 3; ++window) {
+    std::vector<float> shard(n), full(n * world());
+    for (int i = 0; i < n; ++i)
+      shard[i] = float(100 * window + 10 * rank() + i);
+    for (int use = 0; use < 3; ++use) {
+      std::fill(full.begin(), full.end(), -1.0f);
+      ASSERT_EQ(distrt_kept_gather("layer.w", 0, shard.data(), n, full.data(),
+                                   full.size(), DISTRT_F32, 1),
+                DISTRT_OK)
+          << distrt_last_error();
+      for (int r = 0; r < world(); ++r)
+        for (int i = 0; i < n; ++i)
+          EXPECT_EQ(full[r * n + i], float(100 * window + 10 * r + i))
+              << "window " << window << " use " << use;
+      // Changed shards are not read again inside the window.
+      shard[0] = -7;
+    }
+    ASSERT_EQ(distrt_kept_release("layer.w"), DISTRT_OK);
+  }
+  ASSERT_EQ(distrt_get_stats(&after), DISTRT_OK);
+  EXPECT_EQ(after.calls[DISTRT_KIND_ALL_GATHER] -
+                before.calls[DISTRT_KIND_ALL_GATHER],
+            3);
+  EXPECT_EQ(after.kept_hits - before.kept_hits, 6);
+  EXPECT_EQ(after.kept_hit_bytes - before.kept_hit_bytes, 6 * n * world() * 4);
+  EXPECT_EQ(after.kept_bytes, 0);
+}
+
 // Several windows of gradient accumulation through the stash, with the sync
 // step communicating (stash + g) / W once per window.
 TEST(Mpi, StashAcrossWindows) {

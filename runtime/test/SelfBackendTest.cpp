@@ -107,6 +107,87 @@ TEST_F(SelfRuntime, StashShapeIsCheckedOnEveryCall) {
   ASSERT_EQ(distrt_stash_take("w", out, 4, DISTRT_F32), DISTRT_OK);
 }
 
+// A kept gather communicates once and is then copied, until released.
+TEST_F(SelfRuntime, KeptGatherIsReusedUntilReleased) {
+  float shard[3] = {1, 2, 3}, out[3];
+  for (int window = 0; window < 2; ++window) {
+    for (int use = 0; use < 4; ++use) {
+      std::fill(out, out + 3, 0.0f);
+      ASSERT_EQ(distrt_kept_gather("w", 0, shard, 3, out, 3, DISTRT_F32, 1),
+                DISTRT_OK)
+          << distrt_last_error();
+      EXPECT_EQ(out[2], float(3 + window)) << "window " << window;
+      EXPECT_EQ(distrt_kept_bytes(), 12);
+    }
+    ASSERT_EQ(distrt_kept_release("w"), DISTRT_OK);
+    EXPECT_EQ(distrt_kept_bytes(), 0);
+    // The next window's shards differ: after the release they are gathered.
+    for (float &v : shard)
+      v += 1;
+  }
+  // Releasing what is not kept is nothing.
+  ASSERT_EQ(distrt_kept_release("w"), DISTRT_OK);
+  distrt_stats stats;
+  ASSERT_EQ(distrt_get_stats(&stats), DISTRT_OK);
+  EXPECT_EQ(stats.calls[DISTRT_KIND_ALL_GATHER], 2);
+  EXPECT_EQ(stats.kept_hits, 6);
+  EXPECT_EQ(stats.kept_hit_bytes, 6 * 12);
+  EXPECT_EQ(stats.kept_releases, 3);
+  EXPECT_EQ(stats.kept_peak_bytes, 12);
+  EXPECT_EQ(stats.kept_bytes, 0);
+}
+
+// reuse_only: a hit is copied, a miss gathers and keeps nothing.
+TEST_F(SelfRuntime, KeptGatherWithoutKeepLeavesNothing) {
+  float shard[2] = {5, 6}, out[2];
+  ASSERT_EQ(distrt_kept_gather("w", 0, shard, 2, out, 2, DISTRT_F32, 0),
+            DISTRT_OK);
+  EXPECT_EQ(distrt_kept_bytes(), 0);
+  ASSERT_EQ(distrt_kept_gather("w", 0, shard, 2, out, 2, DISTRT_F32, 1),
+            DISTRT_OK);
+  shard[0] = 50; // a hit does not read the shard
+  ASSERT_EQ(distrt_kept_gather("w", 0, shard, 2, out, 2, DISTRT_F32, 0),
+            DISTRT_OK);
+  EXPECT_EQ(out[0], 5.0f);
+  distrt_stats stats;
+  ASSERT_EQ(distrt_get_stats(&stats), DISTRT_OK);
+  EXPECT_EQ(stats.calls[DISTRT_KIND_ALL_GATHER], 2);
+  EXPECT_EQ(stats.kept_hits, 1);
+  ASSERT_EQ(distrt_kept_release("w"), DISTRT_OK);
+}
+
+TEST_F(SelfRuntime, KeptGatherShapeIsCheckedOnReuse) {
+  float shard[4] = {1, 2, 3, 4}, out[4];
+  double d[4];
+  ASSERT_EQ(distrt_kept_gather("w", 0, shard, 4, out, 4, DISTRT_F32, 1),
+            DISTRT_OK);
+  EXPECT_EQ(distrt_kept_gather("w", 0, shard, 3, out, 3, DISTRT_F32, 1),
+            DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt: rank 0: distrt_kept_gather of 'w': the kept "
+                      "gather holds 4 f32 elements gathered on group 0 from 4 "
+                      "per rank, but this call asks for 3 f32 elements "
+                      "gathered on group 0 from 3 per rank"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_kept_gather("w", 0, shard, 4, d, 4, DISTRT_F64, 1),
+            DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error()).find("4 f64 elements"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_EQ(distrt_kept_gather("w", 7, shard, 4, out, 4, DISTRT_F32, 1),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(distrt_kept_gather("", 0, shard, 4, out, 4, DISTRT_F32, 1),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(distrt_kept_gather("v", 0, shard, 4, nullptr, 4, DISTRT_F32, 1),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(distrt_kept_gather("v", 0, shard, 4, out, 3, DISTRT_F32, 1),
+            DISTRT_ERR_INVALID);
+  EXPECT_EQ(distrt_kept_bytes(), 16); // the failed calls kept nothing
+  EXPECT_EQ(distrt_kept_release(nullptr), DISTRT_ERR_INVALID);
+  ASSERT_EQ(distrt_kept_release("w"), DISTRT_OK);
+}
+
 TEST_F(SelfRuntime, StatsCountCallsAndBytes) {
   float a[8] = {}, b[8] = {};
   distrt_reset_stats();

@@ -119,6 +119,44 @@ func.func @stash(%g: tensor<8x8xf32>) -> tensor<4x8xf32> {
   return %r : tensor<4x8xf32>
 }
 
+// A kept gather: a fresh result buffer that the blocking distrt_kept_gather
+// fills, from the kept copy or by gathering the shard on the parameter's
+// group (axes = [1] of the [2, 2] mesh); keep = 1, or 0 for reuse_only.
+// CHECK-LABEL: func.func @kept
+// CHECK-SAME: (%[[S:.*]]: tensor<4x8xf32>)
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[S]] read_only : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<8x8xf32>
+// CHECK: memref.get_global @{{.*}} : memref<2xi64>
+// CHECK: memref.get_global @[[AXES:__dist_i64_[0-9]+]] : memref<1xi64>
+// CHECK: call @distrt_group_create(
+// CHECK: %[[G:.*]] = memref.load
+// CHECK: %[[NAME:.*]] = llvm.mlir.addressof @__dist_str_
+// CHECK: memref.extract_aligned_pointer_as_index %[[IN]]
+// CHECK: %[[SEND:.*]] = arith.constant 32 : i64
+// CHECK: memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: %[[RECV:.*]] = arith.constant 64 : i64
+// CHECK: %[[F32:.*]] = arith.constant 0 : i32
+// CHECK: %[[KEEP:.*]] = arith.constant 1 : i32
+// CHECK: %[[ST:.*]] = call @distrt_kept_gather(%[[NAME]], %[[G]], %{{.*}}, %[[SEND]], %{{.*}}, %[[RECV]], %[[F32]], %[[KEEP]]) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i32, i32) -> i32
+// CHECK: call @distrt_check(%[[ST]])
+// CHECK: %[[A:.*]] = bufferization.to_tensor %[[OUT]] restrict writable : memref<8x8xf32> to tensor<8x8xf32>
+// CHECK: arith.constant 0 : i32
+// CHECK: %[[NOKEEP:.*]] = arith.constant 0 : i32
+// CHECK: call @distrt_kept_gather({{.*}}, %[[NOKEEP]])
+// CHECK: %[[B:.*]] = bufferization.to_tensor
+// CHECK: %[[REL:.*]] = call @distrt_kept_release(%{{.*}}) : (!llvm.ptr) -> i32
+// CHECK: call @distrt_check(%[[REL]])
+// CHECK: return %[[A]], %[[B]]
+// BUF-LABEL: func.func @kept
+// BUF: call @distrt_kept_gather
+// BUF: call @distrt_kept_release
+func.func @kept(%s: tensor<4x8xf32> {dist.param = @w}) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %a = dist.gather_kept %s for @w : tensor<4x8xf32> -> tensor<8x8xf32>
+  %b = dist.gather_kept %s for @w reuse_only : tensor<4x8xf32> -> tensor<8x8xf32>
+  dist.release_kept @w
+  return %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
 // A rank query: the group on its axes, then distrt_group_rank of it, as an
 // index.
 // CHECK-LABEL: func.func @group_rank
@@ -141,6 +179,11 @@ func.func @group_rank() -> index {
 // LLVM: llvm.call @distrt_all_reduce_async
 // LLVM: llvm.call @distrt_wait_send
 // LLVM-LABEL: llvm.func @_mlir_ciface_all_reduce
+// LLVM-LABEL: llvm.func @kept
+// LLVM: llvm.call @distrt_kept_gather
+// LLVM: llvm.call @distrt_kept_gather
+// LLVM: llvm.call @distrt_kept_release
+
 // LLVM-LABEL: llvm.func @group_rank
 // LLVM: llvm.call @distrt_group_create
 // LLVM: llvm.call @distrt_group_rank

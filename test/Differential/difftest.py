@@ -8,6 +8,12 @@ compares every window's gradients (each rank's shard) and every micro-batch's
 untied outputs (loss, dx, gradient norm) with reference.py's full-batch
 float64 reference (atol 5e-5, rtol 5e-3; losses atol = rtol = 1e-4).
 
+Cases with a parameter the backward gathers again (ZeRO-3, HSDP-3) are
+compiled with the no_sync pipeline's keep-gathered for half the seeds
+(--keep-gathered=drawn, the default; `all` or `none` to force it), and every
+case checks the all_gathers of each no_sync window dist-run reports: one per
+kept parameter per window, K or 2K for the others.
+
 Outcomes: passed; failed (dist-run exited 0 with wrong numbers, the worst
 bug, or its own checks failed); refused (the compiler stopped with a located
 `file:line:col: error:`: every generated program is in the frontend model,
@@ -85,6 +91,10 @@ def dist_run_command(case, directory, opts):
         cmd.append("--hsdp-partial")
     if case.window_loop:
         cmd.append("--window")
+    if case.keep_gathered:
+        cmd.append("--keep-gathered")
+    if not case.buckets:
+        cmd += ["--bucket-cap-bytes", "0"]
     return cmd
 
 
@@ -102,6 +112,26 @@ def run_dist(cmd, timeout):
 def close(got, want, tol):
     atol, rtol = tol
     return got.shape == want.shape and bool(np.all(np.abs(got - want) <= atol + rtol * np.abs(want)))
+
+
+WINDOW_GATHERS = re.compile(r"window (\d+): no_sync window: (\d+) all_gather")
+
+
+def check_gathers(case, output):
+    """Mismatches between the all_gathers dist-run reports per no_sync window
+    and the case's count (Case.gathers_per_window)."""
+    if case.buckets:
+        return []  # buckets combine gathers: the count is not per parameter
+    want = case.gathers_per_window()
+    got = {int(w): int(n) for w, n in WINDOW_GATHERS.findall(output)}
+    problems = []
+    for w in range(case.windows):
+        if w not in got:
+            problems.append("window %d: dist-run reported no all_gather count" % w)
+        elif got[w] != want:
+            problems.append("window %d: %d all_gathers in the no_sync window, expected %d%s"
+                            % (w, got[w], want, " (keep-gathered)" if case.keep_gathered else ""))
+    return problems
 
 
 def compare(case, directory, expected):
@@ -174,16 +204,26 @@ def execute(case, directory, opts):
     return rc, output, expected
 
 
+def make_case(seed, opts):
+    """The seed's case, with keep-gathered as --keep-gathered says."""
+    case = gen_case.make_case(seed)
+    choice = getattr(opts, "keep_gathered", "drawn")
+    if choice != "drawn":
+        case.keep_gathered = (choice == "all" and bool(case.regathered())
+                              and not case.window_loop)
+    return case
+
+
 def run_case(seed, opts, keep_dir=None):
     """Returns (outcome, details, case)."""
-    case = gen_case.make_case(seed)
+    case = make_case(seed, opts)
     directory = tempfile.mkdtemp(prefix="difftest-%d-" % seed)
     try:
         rc, output, expected = execute(case, directory, opts)
         outcome, why = classify(rc, output)
         details = []
         if outcome == "passed":
-            details = compare(case, directory, expected)
+            details = compare(case, directory, expected) + check_gathers(case, output)
             if details:
                 outcome = "failed"
                 why = "WRONG NUMBERS WITH EXIT 0"
@@ -229,6 +269,8 @@ def run_many(seeds, opts, deadline=None):
     for seed in seeds:
         if deadline and time.time() > deadline:
             break
+        if opts.only_tag and opts.only_tag not in make_case(seed, opts).tags():
+            continue
         t0 = time.time()
         outcome, why, details, case = run_case(seed, opts, opts.keep)
         results.append((seed, outcome, case.tags()))
@@ -259,6 +301,11 @@ def main():
     parser.add_argument("--keep", default=None, help="keep the case's files here (one seed)")
     parser.add_argument("--keep-failures", default=os.path.join(tempfile.gettempdir(), "difftest-failures"),
                         help="where the files of cases that do not pass are kept")
+    parser.add_argument("--keep-gathered", choices=["drawn", "all", "none"], default="drawn",
+                        help="compile with the no_sync pipeline's keep-gathered: as drawn per "
+                        "seed, for every case with a re-gathered parameter, or never")
+    parser.add_argument("--only-tag", default=None, metavar="TAG",
+                        help="run only the seeds whose case has this tag (e.g. zero3)")
     parser.add_argument("--print", action="store_true", help="print the seed's step.mlir and exit")
     parser.add_argument("-v", "--verbose", action="store_true")
     opts = parser.parse_args()

@@ -87,6 +87,27 @@ class Case:
     # accumulated local), and its loss; results are the loss sum and the
     # gradients.
     window_loop: bool = False
+    # Compiled with the no_sync pipeline's keep-gathered (dist-run
+    # --keep-gathered): drawn for cases with a parameter the backward gathers
+    # again (ZeRO-3, HSDP-3), the ones it changes.
+    keep_gathered: bool = False
+    # Compiled with the pipeline's collective buckets (its default); without,
+    # dist-run gets --bucket-cap-bytes 0. Buckets change how many all_gathers
+    # a window issues, so only unbucketed cases check that count.
+    buckets: bool = False
+
+    def regathered(self):
+        """Parameters the backward gathers again over more than one rank: the
+        ones keep-gathered keeps for the window."""
+        return [p for p in self.params.values() if p.sharded and p.resync and p.shards > 1]
+
+    def gathers_per_window(self):
+        """all_gathers a no_sync window issues: per micro-batch one per
+        sharded parameter, two when the backward gathers it again; with
+        keep-gathered one per window for those."""
+        kept = set(p.name for p in self.regathered()) if self.keep_gathered else set()
+        return sum(1 if p.name in kept else self.k * (2 if p.resync else 1)
+                   for p in self.params.values() if p.sharded)
 
     def tags(self):
         t = {p.kind for p in self.params.values()}
@@ -113,6 +134,10 @@ class Case:
             t.add("k1")
         if self.window_loop:
             t.add("window-loop")
+        if self.keep_gathered:
+            t.add("keep-gathered")
+        if self.buckets:
+            t.add("buckets")
         t.add(self.style)
         return sorted(t)
 
@@ -257,4 +282,9 @@ def make_case(seed):
         case.window_loop = True
         case.dx, case.gradnorm = False, None
         case.results = [r for r in case.results if r[0] in ("loss", "grad")]
+    # Drawn after everything else, for the same reason. A whole window has
+    # no variants for keep-gathered to change.
+    keep = rng.random() < 0.5
+    case.keep_gathered = bool(case.regathered()) and keep and not case.window_loop
+    case.buckets = rng.random() < 0.5
     return case

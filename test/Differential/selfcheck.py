@@ -93,6 +93,17 @@ def run(opts):
         other = os.path.join(out, "w0_r1_grad%d.npy" % sharded)
         found = spoiled("w0_r0_grad%d.npy" % sharded, lambda p: shutil.copy(other, p))
         check("rank 1's shard returned on rank 0 is reported", bool(found), "; ".join(found[:1]))
+        want = case.gathers_per_window()
+        check("the all_gathers per no_sync window match the case's count",
+              not difftest.check_gathers(case, output), "; ".join(
+                  difftest.check_gathers(case, output)[:1]))
+        found = difftest.check_gathers(case, output.replace(
+            "window 0: no_sync window: %d all_gather" % want,
+            "window 0: no_sync window: %d all_gather" % (want + 1)))
+        check("one all_gather too many in window 0 is reported", bool(found), "; ".join(found[:1]))
+        found = difftest.check_gathers(case, "window 0: no_sync window: %d all_gather" % want)
+        check("a window without an all_gather count is reported", bool(found) or case.windows == 1,
+              "; ".join(found[:1]))
 
         # (3) A malformed parameter file: named, on some rank, and not passed.
         name = next(iter(case.params))
@@ -105,6 +116,26 @@ def run(opts):
         named = "rank " in output and path in output
         check("a truncated parameter file fails, naming a rank and the file", rc != 0 and named
               and outcome != "passed", "exit %s, %s" % (rc, outcome))
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+    # (3b) keep-gathered: a case compiled with it gathers each re-gathered
+    # parameter once per window, and its gradients still match numpy; the
+    # same count without the option is wrong for it.
+    case = next(c for c in map(gen_case.make_case, range(1, 500))
+                if c.keep_gathered and c.k > 1)
+    directory = tempfile.mkdtemp(prefix="difftest-selfcheck-keep-")
+    try:
+        rc, output, expected = difftest.execute(case, directory, opts)
+        outcome, why = difftest.classify(rc, output)
+        problems = (difftest.compare(case, directory, expected) +
+                    difftest.check_gathers(case, output)) if outcome == "passed" else []
+        check("keep-gathered seed %d passes with %d all_gathers per window"
+              % (case.seed, case.gathers_per_window()), outcome == "passed" and not problems,
+              why or "; ".join(problems[:2]))
+        case.keep_gathered = False
+        check("its count without keep-gathered (%d) is reported as wrong"
+              % case.gathers_per_window(), bool(difftest.check_gathers(case, output)))
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

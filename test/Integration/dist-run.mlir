@@ -25,33 +25,34 @@
 // collectives (25 MiB): a sync step reduce-scatters its 4 gradients in one
 // bucket: (1 + 4) x 2 = 10; every step gathers its 8 ZeRO-3 parameters in
 // one bucket in the forward and one in the backward: 8 x 2 x 2 = 32.
-// Checks per rank and window: 3 no_sync steps, the stash, 4 gradients. The
+// Checks per rank and window: 3 no_sync steps, the stash, the kept gathers
+// (none here), 4 gradients. The
 // statistics go to stderr, which mpirun forwards on its own channel (in no
 // fixed order with stdout), so they are checked apart.
 // ZERO3: window 0: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
 // ZERO3: window 1: result #0 tensor<1xf32> (scalar: the loss): sum over the 4 micro-batches (rank 0)
 // ZERO3-STATS: all_gather 32 calls {{.*}} reduce_scatter 10 calls {{.*}} held 0 bytes peak 1376 bytes
-// ZERO3: 32 passed, 0 failed
+// ZERO3: 36 passed, 0 failed
 
 // HSDP-partial on [2, 2]: the stash holds the node-sharded gradients (688 of
 // 1376 bytes); a sync step all-reduces them across nodes in one bucket:
 // (1 + 4) x 2, and dist-run's own check of its files once.
 // HSDP-STATS: all_reduce 11 calls {{.*}} held 0 bytes peak 688 bytes
-// HSDP: 40 passed, 0 failed
+// HSDP: 48 passed, 0 failed
 
 // A step whose no_sync variant has no result at all (it crashed).
 // GRADS-ONLY: window 1: gradient checksum
-// GRADS-ONLY: 20 passed, 0 failed
+// GRADS-ONLY: 24 passed, 0 failed
 // STASH-ONLY: window 1: gradient checksum
-// STASH-ONLY: 20 passed, 0 failed
+// STASH-ONLY: 24 passed, 0 failed
 
 // PRIVATE: dist-run: @step is private: the entry point must be public
 
 // A value returned twice, and as a view, runs (it was freed twice).
-// TWICE: 5 passed, 0 failed
+// TWICE: 6 passed, 0 failed
 
 // g = w * x must leave the runner's w alone (it was overwritten in place).
-// READS-PARAM: 20 passed, 0 failed
+// READS-PARAM: 24 passed, 0 failed
 
 // UNFINISHED: dist-run-unfinished.mlir:8:8: error: -dist-lower-to-llvm did not finish: expected only llvm dialect ops, but got 'math.erf', which it cannot lower
 // UNFINISHED: dist-run: lowering to LLVM failed

@@ -75,6 +75,69 @@
 // JSON-NEXT: "bytes": 7888,
 // JSON-NEXT: "wire_bytes_per_rank": 6072
 
+// The ToyModel, ZeRO-3, W = 2, K = 4, f32: fc1.weight 16x12 (768 B),
+// fc1.bias 16 (64), fc2.weight 8x16 (512), fc2.bias 8 (32): 1376 B gathered,
+// 688 B of shards. Per micro-batch the step gathers each twice (2752 B) and
+// its sync reduce-scatters 1376 B; ring factor (W-1)/W = 1/2.
+//   without the option: no_sync = 4 * 2752 + 1376 = 12384 B; gathers 32
+//   calls, 11008 B (5504 on the wire);
+//   with it: the first no_sync micro-batch gathers each once and keeps it,
+//   everything after reuses, the sync step releases: 4 calls, 1376 B (688);
+//   no_sync = 1376 + 1376 = 2752 B; always-sync runs the sync step 4 times,
+//   each gathering once: 4 * (1376 + 1376) = 11008 B; two-round 1376 + 2 *
+//   1376 = 4128 B. Kept between micro-batches: 1376 B, 688 B beyond the shards.
+// KEEP-TOY: step gather_kept 2 tensor<16x12xf32> 768 384.0 1 (kept @fc1.weight)
+// KEEP-TOY: always-sync 11008 bytes 5504.0 wire bytes/rank
+// KEEP-TOY: no_sync (one round) 2752 bytes 1376.0 wire bytes/rank
+// KEEP-TOY: two-round (Thunder) 4128 bytes 2064.0 wire bytes/rank
+// KEEP-TOY: kept gathers (-dist-keep-gathered), 4 parameters kept, per no_sync window:
+// KEEP-TOY: all_gather without keep-gathered 32 calls 11008 bytes 5504.0 wire bytes/rank
+// KEEP-TOY: all_gather with keep-gathered 4 calls 1376 bytes 688.0 wire bytes/rank
+// KEEP-TOY: keeping saves 28 all_gathers, 9632 bytes per window (87.5% of the gather bytes)
+// KEEP-TOY: held between micro-batches: 1376 bytes of gathered parameters, 688 bytes beyond this rank's shards
+// The same module without the option: its window is the "without" above.
+// PLAIN-TOY: step all_gather 2 tensor<16x12xf32> 768 384.0 1 -
+// PLAIN-TOY: always-sync 16512 bytes
+// PLAIN-TOY: no_sync (one round) 12384 bytes
+// K = 1: the sync step alone, gathering once; nothing is kept between
+// micro-batches.
+// KEEP-TOY-K1: all_gather without keep-gathered 8 calls 2752 bytes
+// KEEP-TOY-K1: all_gather with keep-gathered 4 calls 1376 bytes
+// KEEP-TOY-K1: held between micro-batches: 0 bytes of gathered parameters, 0 bytes beyond this rank's shards
+
+// A Llama block, ZeRO-3 on 4 ranks, a separate forward: 9 parameters of
+// 64 + 4 x 4096 + 64 + 3 x 11264 = 50304 f32, 201216 B gathered (50304 B of
+// shards). The forward and the backward gather each per micro-batch: 18
+// calls, 402432 B; x 4 = 72 calls, 1609728 B (x 3/4 on the wire: 1207296).
+// With the option micro-batch 1 gathers in the forward (reuse_only: nothing
+// kept yet, nothing kept after) and in the no_sync backward (kept); the
+// other 3 micro-batches reuse: 18 calls, 402432 B (301824).
+// KEEP-LLAMA: forward gather_kept 4 tensor<64xf32> 256 192.0 1 (reuses @layers.0.attn_norm)
+// KEEP-LLAMA: backward gather_kept 4 tensor<64xf32> 256 192.0 1 (kept @layers.0.attn_norm)
+// KEEP-LLAMA: kept gathers (-dist-keep-gathered), 9 parameters kept, per no_sync window:
+// KEEP-LLAMA: all_gather without keep-gathered 72 calls 1609728 bytes 1207296.0 wire bytes/rank
+// KEEP-LLAMA: all_gather with keep-gathered 18 calls 402432 bytes 301824.0 wire bytes/rank
+// KEEP-LLAMA: keeping saves 54 all_gathers, 1207296 bytes per window (75.0% of the gather bytes)
+// KEEP-LLAMA: held between micro-batches: 201216 bytes of gathered parameters, 150912 bytes beyond this rank's shards
+// KEEP-JSON: "collective": "gather_kept",
+// KEEP-JSON: "kept": {
+// KEEP-JSON-NEXT: "keeps": false,
+// KEEP-JSON-NEXT: "param": "layers.0.attn_norm"
+// KEEP-JSON: "keep_gathered": {
+// KEEP-JSON-NEXT: "all_gather_with": {
+// KEEP-JSON-NEXT: "bytes": 402432,
+// KEEP-JSON-NEXT: "calls": 18,
+// KEEP-JSON-NEXT: "wire_bytes_per_rank": 301824
+// KEEP-JSON-NEXT: },
+// KEEP-JSON-NEXT: "all_gather_without": {
+// KEEP-JSON-NEXT: "bytes": 1609728,
+// KEEP-JSON-NEXT: "calls": 72,
+// KEEP-JSON-NEXT: "wire_bytes_per_rank": 1207296
+// KEEP-JSON-NEXT: },
+// KEEP-JSON-NEXT: "held_bytes": 201216,
+// KEEP-JSON-NEXT: "held_bytes_beyond_shards": 150912,
+// KEEP-JSON-NEXT: "kept_parameters": 9
+
 // K8: always-sync 19104 bytes
 // K8: no_sync (one round) 13280 bytes
 // K8: two-round (Thunder) 14112 bytes
@@ -113,6 +176,15 @@ func.func @bwd(%w: tensor<4x12xf32> {dist.param = @w}, %gb: tensor<16xf32>)
   %rb = dist.wait %ar : !dist.future<tensor<16xf32>>
   return %r, %rb : tensor<4x12xf32>, tensor<16xf32>
 }
+// keep-gathered: kept gathers are followed through the window in program
+// order (a separate forward first, then the window's variant); the report
+// gives the window's all_gathers with and without the option and the bytes
+// kept between micro-batches.
+// RUN: dist-opt %dist_src_root/examples/toy/toy_zero3_w2.mlir "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=KEEP-TOY
+// RUN: dist-opt %dist_src_root/examples/toy/toy_zero3_w2.mlir --dist-no-sync-pipeline=bucket-cap-bytes=0 -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=PLAIN-TOY --implicit-check-not="kept gathers"
+// RUN: dist-opt %dist_src_root/examples/toy/toy_zero3_w2.mlir "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" -dist-comm-report=micro-batches=1 -o /dev/null | FileCheck %s --check-prefix=KEEP-TOY-K1
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=KEEP-LLAMA
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" -dist-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=KEEP-JSON
 // RUN: not dist-opt %s -dist-comm-report=micro-batches=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADK
 // BADK: error: dist-comm-report: micro-batches must be at least 1, but got -1
 // A collective in a loop runs once per iteration: counted times the trip

@@ -12,6 +12,18 @@
 // RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt --dist-no-sync-pipeline --dist-comm-report -o /dev/null | FileCheck %s --check-prefix=BUCKET
 // BUCKET: backward all_reduce 4 tensor<50304xf32> {{.*}} 1  @layers.0.attn_norm,@layers.0.wq,@layers.0.wk,@layers.0.wv,@layers.0.wo,@layers.0.ffn_norm,@layers.0.w_gate,@layers.0.w_up,@layers.0.w_down
 // BUCKET-NEXT: per window:
+// keep-gathered: ZeRO-3 and HSDP parameters are kept for the window (the
+// forward reuses, the backward variants keep, the sync step releases);
+// ZeRO-2 and DDP come out unchanged. Idempotent too.
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | FileCheck %s --check-prefixes=CHECK,KEEP,KEEP3
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | FileCheck %s --check-prefixes=CHECK,KEEP,KEEP3
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode hsdp | dist-opt "--dist-no-sync-pipeline=keep-gathered hsdp-partial bucket-cap-bytes=0" | FileCheck %s --check-prefixes=CHECK,KEEP,KEEPH
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero2 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" > %t.zero2-keep.mlir
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero2 | dist-opt --dist-no-sync-pipeline=bucket-cap-bytes=0 | diff - %t.zero2-keep.mlir
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" > %t.ddp-keep.mlir
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt --dist-no-sync-pipeline=bucket-cap-bytes=0 | diff - %t.ddp-keep.mlir
+// The ToyModel's step holds its forward and backward: both gathers are kept.
+// RUN: dist-opt %dist_src_root/examples/toy/toy_zero3_w2.mlir "--dist-no-sync-pipeline=keep-gathered" | FileCheck %s --check-prefix=TOY
 // The bundled example.
 // RUN: dist-opt %dist_src_root/examples/linear_fsdp.mlir --dist-no-sync-pipeline=bucket-cap-bytes=0 | FileCheck %s --check-prefix=LINEAR
 
@@ -22,6 +34,11 @@
 // ZERO3-COUNT-9: dist.all_gather
 // HSDP-COUNT-9: dist.all_gather {{.*}} on @mesh axes = [1] gather_axis = 0
 // PARTIAL-COUNT-9: dist.all_gather {{.*}} on @mesh axes = [1] gather_axis = 0
+// KEEP-NOT: dist.all_gather
+// KEEP-NOT: dist.release_kept
+// KEEP-COUNT-9: dist.gather_kept {{.*}} reuse_only
+// KEEP-NOT: dist.all_gather
+// KEEP-NOT: dist.release_kept
 // CHECK: return
 
 // The sync step: one collective round per gradient, each fed by the stash.
@@ -30,6 +47,9 @@
 // ZERO2-NOT: dist.all_gather
 // ZERO3-COUNT-9: dist.all_gather
 // HSDP-COUNT-9: dist.all_gather
+// KEEP-NOT: dist.all_gather
+// KEEP-COUNT-9: dist.release_kept
+// KEEP-NOT: dist.gather_kept
 // CHECK-COUNT-9: dist.take_stash
 // DDP-NOT: dist.reduce_scatter
 // ZERO2-NOT: dist.all_reduce
@@ -45,6 +65,12 @@
 // ZERO3-COUNT-9: dist.all_gather
 // HSDP-COUNT-9: dist.all_gather
 // PARTIAL-COUNT-9: dist.all_gather
+// KEEP-NOT: dist.all_gather
+// KEEP3-COUNT-9: dist.gather_kept %arg{{[0-9]+}} for @{{.*}} : tensor
+// KEEPH-COUNT-9: dist.gather_kept %arg{{[0-9]+}} for @{{.*}} : tensor<{{[0-9]+}}x{{.*}} -> tensor
+// KEEPH-COUNT-9: dist.reduce_scatter {{.*}} on @mesh axes = [1]
+// KEEP-NOT: dist.release_kept
+// KEEP3-COUNT-9: dist.stash_grad_for_fsdp
 // PARTIAL: %[[RS:.*]] = dist.reduce_scatter {{.*}} on @mesh axes = [1]
 // PARTIAL-NEXT: %[[SH:.*]] = dist.wait %[[RS]]
 // PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH]] for @layers.0.attn_norm : tensor<32xf32>
@@ -72,3 +98,15 @@
 // LINEAR: dist.stash_grad_for_fsdp %{{.*}} for @bias : tensor<16xf32>
 // LINEAR-NOT: dist.reduce_scatter
 // LINEAR-NOT: dist.all_reduce
+
+// TOY-LABEL: func.func @step(
+// TOY-COUNT-4: dist.gather_kept %arg{{[0-3]}} for @{{.*}} : tensor
+// TOY: dist.gather_kept %arg0 for @fc1.weight
+// TOY-NEXT: dist.release_kept @fc1.weight
+// TOY: dist.gather_kept %arg3 for @fc2.bias
+// TOY-NEXT: dist.release_kept @fc2.bias
+// TOY-LABEL: func.func @step_no_sync(
+// TOY-COUNT-8: dist.gather_kept %arg{{[0-3]}} for @{{.*}} : tensor
+// TOY-NOT: dist.release_kept
+// TOY-NOT: dist.all_gather
+// TOY: return

@@ -27,6 +27,7 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
   pipelineOptions.hsdpPartial = options.hsdpPartial;
   if (options.bucketCapBytes >= 0)
     pipelineOptions.bucketCapBytes = options.bucketCapBytes;
+  pipelineOptions.keepGathered = options.keepGathered;
   dist::buildNoSyncPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return error("the no_sync pipeline failed");

@@ -31,6 +31,8 @@ struct JitOptions {
   /// The no_sync pipeline's bucket-cap-bytes (0: no buckets); negative: the
   /// pipeline's default.
   int64_t bucketCapBytes = -1;
+  /// The no_sync pipeline's keep-gathered option.
+  bool keepGathered = false;
   /// Shared libraries the JIT loads (the lowering may call MLIR's C runner
   /// utilities, memrefCopy for copies of views).
   std::vector<std::string> sharedLibPaths;

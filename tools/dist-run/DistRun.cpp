@@ -1,7 +1,7 @@
 //===- DistRun.cpp - run any dist training step under mpirun (JIT) --------===//
 //
 //   mpirun -np W dist-run step.mlir [--k 4] [--windows 2] [--seed 7] [--lr
-//   1e-3]
+//   1e-3] [--hsdp-partial] [--keep-gathered]
 //          [--params-npy DIR] [--data-npy DIR] [--out-npy DIR]
 //
 // Compiles a training step in the frontend model of docs/Design.md in
@@ -18,7 +18,9 @@
 // accumulation of the same micro-batches (@<entry> K times; atol 1e-5, rtol
 // 1.3e-6, the acceptance test's tolerance), the no_sync micro-steps ran no
 // all_reduce or reduce_scatter (unless --hsdp-partial, which keeps the
-// intra-node reduce_scatter), and the stash is empty after the window.
+// intra-node reduce_scatter), and the stash and the kept gathers
+// (--keep-gathered) are empty after the window; rank 0 prints the window's
+// all_gathers and the kept gathers it reused.
 // With --window, @<entry> is a whole window instead (a loop over the K
 // micro-batches, docs/Design.md "Input form: an accumulation loop"): every
 // data argument stacks the K micro-batches on dim 0 (--data-npy files hold
@@ -59,6 +61,7 @@
 #include "JitStep.h"
 #include "Npy.h"
 #include "Slots.h"
+#include "Stats.h"
 #include "dist_runtime/dist_runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -120,6 +123,11 @@ llvm::cl::opt<int64_t> bucketOpt(
     llvm::cl::desc("the no_sync pipeline's bucket-cap-bytes (0: no buckets; "
                    "default: the pipeline's)"),
     llvm::cl::init(-1), llvm::cl::cat(category));
+llvm::cl::opt<bool> keepGatheredOpt(
+    "keep-gathered",
+    llvm::cl::desc("the no_sync pipeline's keep-gathered option (ZeRO-3 "
+                   "parameters gathered once per window)"),
+    llvm::cl::init(false), llvm::cl::cat(category));
 llvm::cl::opt<std::string> paramsNpyOpt(
     "params-npy",
     llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
@@ -137,15 +145,6 @@ int fail(const llvm::Twine &message) {
   llvm::errs() << "dist-run: " << message << "\n";
   return 1;
 }
-
-struct Counts {
-  distrt_stats s;
-  Counts() { distrt_check(distrt_get_stats(&s)); }
-  int64_t gradCollectives() const {
-    return s.calls[DISTRT_KIND_ALL_REDUCE] +
-           s.calls[DISTRT_KIND_REDUCE_SCATTER];
-  }
-};
 
 } // namespace
 
@@ -187,6 +186,7 @@ int main(int argc, char **argv) {
   jit.hsdpPartial = hsdpPartialOpt;
   jit.window = windowOpt;
   jit.bucketCapBytes = bucketOpt;
+  jit.keepGathered = keepGatheredOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
   llvm::Expected<dist_step::StepFunctions> fns =
       dist_step::prepareStep(*module, jit, inputFile);
@@ -375,19 +375,8 @@ int main(int argc, char **argv) {
     if (fileError.empty())
       dist_run::writeNpy(outNpyOpt + "/" + name, shape, data, fileError);
   };
-  if (!outNpyOpt.empty() && rank == 0) {
-    std::string path = outNpyOpt + "/results.txt";
-    if (FILE *f = std::fopen(path.c_str(), "w")) {
-      for (size_t r = 0; r < results.size(); ++r)
-        std::fprintf(
-            f, "%zu %s%s %s\n", r, results[r].param.empty() ? "out" : "grad ",
-            results[r].param.c_str(), typeString(results[r].shape).c_str());
-      if (std::fclose(f) != 0)
-        fileError = "'" + path + "': cannot write the file";
-    } else {
-      fileError = "'" + path + "': cannot write the file";
-    }
-  }
+  if (!outNpyOpt.empty() && rank == 0)
+    writeResultsIndex(outNpyOpt + "/results.txt", results, fileError);
 
   int passed = 0, failed = 0;
   auto expect = [&](bool ok, const std::string &what) {
@@ -417,7 +406,8 @@ int main(int argc, char **argv) {
     };
     std::vector<double> outputSums(results.size(), 0.0);
     std::optional<dist_step::Results> synced;
-    Counts before;
+    Counts before, windowStart;
+    int64_t keptBetween = 0; // most kept-gather bytes after a micro-step
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
             *step, dist_step::Schedule::OneRound, calls,
@@ -428,6 +418,7 @@ int main(int argc, char **argv) {
              },
              [&](const dist_step::MicroStep &m, dist_step::Results &out) {
                Counts after;
+               keptBetween = std::max(keptBetween, distrt_kept_bytes());
                for (size_t j = 0; j < out.size(); ++j) {
                  size_t r = m.last() ? j : noSyncToStep[j];
                  if (!results[r].param.empty())
@@ -456,6 +447,11 @@ int main(int argc, char **argv) {
     expect(distrt_stash_bytes() == 0, tag + ": " +
                                           std::to_string(distrt_stash_bytes()) +
                                           " stash bytes after the window");
+    expect(distrt_kept_bytes() == 0,
+           tag + ": " + std::to_string(distrt_kept_bytes()) +
+               " bytes of kept gathers after the window");
+    if (rank == 0)
+      printNoSyncWindow(tag, windowStart, Counts(), keptBetween);
     if (!outNpyOpt.empty())
       for (size_t r = 0; r < results.size(); ++r)
         if (!results[r].param.empty())

@@ -6,6 +6,7 @@
 
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <cstdio>
 #include <unistd.h>
 
 using namespace mlir;
@@ -103,4 +104,18 @@ std::string dist_run::typeString(const std::vector<int64_t> &shape) {
   for (int64_t d : shape)
     s += std::to_string(d) + "x";
   return s + "f32>";
+}
+
+void dist_run::writeResultsIndex(const std::string &path,
+                                 const std::vector<Slot> &results,
+                                 std::string &error) {
+  FILE *f = std::fopen(path.c_str(), "w");
+  if (f) {
+    for (size_t r = 0; r < results.size(); ++r)
+      std::fprintf(
+          f, "%zu %s%s %s\n", r, results[r].param.empty() ? "out" : "grad ",
+          results[r].param.c_str(), typeString(results[r].shape).c_str());
+  }
+  if (!f || std::fclose(f) != 0)
+    error = "'" + path + "': cannot write the file";
 }

@@ -74,6 +74,11 @@ std::vector<dist_step::Shape> shapesOf(const std::vector<Slot> &slots);
 /// "tensor<4x8xf32>" for output labels.
 std::string typeString(const std::vector<int64_t> &shape);
 
+/// Writes `path`, one line per result: `<index> grad <param> <type>` or
+/// `<index> out <type>`; on failure sets `error`.
+void writeResultsIndex(const std::string &path,
+                       const std::vector<Slot> &results, std::string &error);
+
 } // namespace dist_run
 
 #endif // DIST_TOOLS_DIST_RUN_SLOTS_H

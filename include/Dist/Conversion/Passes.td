@@ -15,7 +15,10 @@ def ConvertDistToRuntimePass
     for the result), its `dist.wait` becomes `distrt_wait` followed by
     `bufferization.to_tensor restrict writable` of that result, so One-Shot
     Bufferize adds no copies and the buffer deallocation passes free the
-    result. The stash ops become `distrt_stash_add` / `distrt_stash_take`.
+    result. The stash ops become `distrt_stash_add` / `distrt_stash_take`,
+    `dist.gather_kept` a fresh result buffer filled by the blocking
+    `distrt_kept_gather` on the parameter's group (`keep` = 0 for
+    `reuse_only`), `dist.release_kept` `distrt_kept_release`.
     Every call's status goes to `distrt_check`, which aborts the job with the
     runtime's message on failure. Process groups are created (and cached) by
     `distrt_group_create` from the mesh shape and axes; `dist.group_rank`
@@ -36,6 +39,7 @@ def ConvertDistToRuntimePass
   let statistics = [
     Statistic<"numCollectives", "collectives", "collectives lowered">,
     Statistic<"numStashOps", "stash-ops", "stash ops lowered">,
+    Statistic<"numKeptOps", "kept-ops", "kept gather and release ops lowered">,
   ];
 }
 

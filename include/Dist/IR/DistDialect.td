@@ -36,9 +36,9 @@ def Dist_Dialect : Dialect {
     immediately followed by its wait; one form keeps the passes simple and lets
     a scheduler move the wait later to overlap communication with compute.
 
-    **Ordering.** Collectives, waits and stash operations read and write
-    dialect-specific side-effect resources (`dist::Comm`, `dist::Stash`), not
-    memory in general. They stay in program order relative to each other and
+    **Ordering.** Collectives, waits, stash operations and kept gathers read
+    and write dialect-specific side-effect resources (`dist::Comm`,
+    `dist::Stash`, `dist::Kept`), not memory in general. They stay in program order relative to each other and
     are never merged by CSE nor dropped by DCE (a collective nobody uses still
     has peers waiting for it), while unrelated pure compute moves freely
     around them.

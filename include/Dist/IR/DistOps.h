@@ -27,6 +27,12 @@ struct StashResource : public SideEffects::Resource::Base<StashResource> {
   StringRef getName() final { return "dist::Stash"; }
 };
 
+/// The gathered parameters kept for the rest of an accumulation window
+/// (dist.gather_kept, dist.release_kept).
+struct KeptResource : public SideEffects::Resource::Base<KeptResource> {
+  StringRef getName() final { return "dist::Kept"; }
+};
+
 class MeshOp;
 class ParameterOp;
 

@@ -25,8 +25,19 @@ def Dist_CommResource : Resource<"::mlir::dist::CommResource">;
 // The persistent per-parameter gradient stash.
 def Dist_StashResource : Resource<"::mlir::dist::StashResource">;
 
+// The window-lived gathered parameters that -dist-keep-gathered keeps.
+def Dist_KeptResource : Resource<"::mlir::dist::KeptResource">;
+
 def Dist_CommEffects : MemoryEffects<[MemRead<Dist_CommResource>,
                                       MemWrite<Dist_CommResource>]>;
+// A kept gather may communicate (when nothing is kept) and reads or fills
+// the kept buffer: it is ordered against collectives and against releases.
+def Dist_CommKeptEffects : MemoryEffects<[MemRead<Dist_CommResource>,
+                                          MemWrite<Dist_CommResource>,
+                                          MemRead<Dist_KeptResource>,
+                                          MemWrite<Dist_KeptResource>]>;
+def Dist_KeptEffects : MemoryEffects<[MemRead<Dist_KeptResource>,
+                                      MemWrite<Dist_KeptResource>]>;
 def Dist_StashEffects : MemoryEffects<[MemRead<Dist_StashResource>,
                                        MemWrite<Dist_StashResource>]>;
 
@@ -416,6 +427,78 @@ def Dist_TakeStashOp : Dist_Op<"take_stash", [
   let arguments = (ins FlatSymbolRefAttr:$param);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
+}
+
+//===----------------------------------------------------------------------===//
+// Kept gathered parameters (-dist-keep-gathered)
+//===----------------------------------------------------------------------===//
+
+def Dist_GatherKeptOp : Dist_Op<"gather_kept", [
+    Dist_CommKeptEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "gather a sharded parameter once per accumulation window";
+  let description = [{
+    Yields the gathered (unsharded) value of the `fully_sharded` parameter
+    `param` whose shard `input` is: the function argument tied to `param`.
+    When this rank holds a kept gather of `param`, that is the result and
+    nothing is communicated; otherwise `input` is all-gathered along dim 0
+    over the parameter's group (its `axes`; for a hybrid parameter not its
+    `replicate_axes`), blocking, and unless `reuse_only` is set a copy is
+    kept for the next uses. The kept buffer lives in the runtime until
+    `dist.release_kept` drops it.
+
+    The contract (docs/Design.md, "Keeping ZeRO-3 parameters gathered"): the
+    shards do not change while a gather is kept, which holds inside an
+    accumulation window (no optimizer step runs in one) as long as the
+    window's sync step releases what its no_sync micro-steps kept.
+    `-dist-keep-gathered` writes keeping gathers only in the two backward
+    variants of a window and releases them in the sync step; elsewhere (a
+    separate forward) it writes `reuse_only` gathers, which never leave
+    anything kept.
+
+    It communicates and reads or fills the kept buffer: it is never merged,
+    dropped or reordered against collectives and releases.
+
+    Example:
+
+    ```mlir
+    dist.mesh @world shape = [2]
+    dist.parameter @w : tensor<8x12xf32> fully_sharded on @world
+    func.func @step(%shard: tensor<8x12xf32> {dist.param = @w}) {
+      %w = dist.gather_kept %shard for @w : tensor<8x12xf32> -> tensor<16x12xf32>
+      %v = dist.gather_kept %shard for @w reuse_only
+          : tensor<8x12xf32> -> tensor<16x12xf32>
+      dist.release_kept @w
+      return
+    }
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$param,
+                       UnitAttr:$reuse_only);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `for` $param (`reuse_only` $reuse_only^)? attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def Dist_ReleaseKeptOp : Dist_Op<"release_kept", [
+    Dist_KeptEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "drop the kept gather of a parameter";
+  let description = [{
+    Releases the gathered value of `param` that `dist.gather_kept` kept, if
+    any, so that the next gather communicates again. The sync step of a
+    window releases each kept parameter after its last gather, so nothing is
+    kept between windows and the first gather after the optimizer step reads
+    the updated shards.
+
+    Example:
+
+    ```mlir
+    dist.release_kept @"fc1.weight"
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let assemblyFormat = "$param attr-dict";
 }
 
 #endif // DIST_IR_DISTOPS_TD

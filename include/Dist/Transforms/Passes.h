@@ -34,6 +34,13 @@ struct NoSyncPipelineOptions
                      "bytes (-dist-bucket-collectives; default 25 MiB, as "
                      "DDP's bucket_cap_mb); 0: no buckets"),
       llvm::cl::init(26214400)};
+  PassOptions::Option<bool> keepGathered{
+      *this, "keep-gathered",
+      llvm::cl::desc("keep ZeRO-3 parameters gathered for the whole window: "
+                     "one gather per parameter per window instead of two per "
+                     "micro-batch (-dist-keep-gathered; the window must not "
+                     "contain an optimizer step)"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> suffix{
       *this, "no-sync-suffix",
       llvm::cl::desc("name suffix of the no_sync backward variant"),

@@ -271,6 +271,56 @@ def DistBucketCollectivesPass
   ];
 }
 
+def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
+  let summary = "gather each ZeRO-3 parameter once per accumulation window";
+  let description = [{
+    FSDP's `reshard_after_backward=False`, for the windows that
+    `-dist-grad-accumulation` writes. A ZeRO-3 step gathers each parameter in
+    its forward and again in its backward, every micro-batch: 2K gathers per
+    window. After this pass the window's backward variants (`@f_no_sync` and
+    the sync step `@f`) gather each such parameter with
+    `dist.gather_kept`, which communicates only when nothing is kept and
+    keeps the gathered value; the sync step releases it (`dist.release_kept`)
+    right after its last gather, so nothing is kept between windows and the
+    first gather after the optimizer step reads the updated shards. When the
+    forward is part of the step, a window gathers each parameter once; a
+    separate forward function gets `reuse_only` gathers (it reuses what the
+    window keeps, and keeps nothing itself, so a forward after the sync step
+    or outside any window gathers fresh and leaves nothing behind): twice.
+
+    A gather is rewritten when it is in the entry block of its function and
+    gathers, along dim 0 on the parameter's group (`axes`), the argument tied
+    to a `fully_sharded` parameter whose group has more than one rank (the
+    expanded `dist.all_gather` + `dist.wait`, or `dist.synchronize`). A
+    parameter is kept only when the window re-gathers it: the backward
+    variants gather it and, with the gathers of other functions, it is
+    gathered at least twice per micro-batch (ZeRO-3). A parameter gathered
+    once per micro-batch (ZeRO-2, whose backward reads the forward's
+    gathered value) is left as it is.
+
+    The contract the option adds: the shards do not change inside a window
+    (no optimizer step between its first micro-batch and its sync step), and
+    each window ends with its sync step. The price is memory: each kept
+    parameter's gathered value is held from the first micro-batch to the
+    sync step (`-dist-comm-report` counts it).
+
+    A keeping `dist.gather_kept` outside the entry block of a window's
+    variants is an error (nothing would release it). In a sync step the
+    release goes after the last keeping gather of the parameter, whatever
+    releases the step already has before it. Idempotent.
+  }];
+  let options = [
+    Option<"suffix", "no-sync-suffix", "std::string", /*default=*/"\"_no_sync\"",
+           "name suffix of the no_sync variant">,
+  ];
+  let dependentDialects = ["::mlir::dist::DistDialect"];
+  let statistics = [
+    Statistic<"numKept", "kept", "gathers in window variants made kept">,
+    Statistic<"numReused", "reused", "gathers elsewhere made reuse_only">,
+    Statistic<"numReleased", "released", "releases inserted in sync steps">,
+  ];
+}
+
 def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
   let summary = "report the bytes each collective moves, per call and per window";
   let description = [{
@@ -288,7 +338,19 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     otherwise the gradient traffic is counted once and the rest K times. The
     two-round scheme of Thunder communicates the gradients once more (the
     stash at the end of no_sync, then the last micro-batch's own sync).
-    Output as a text table or JSON.
+
+    Kept gathers (`dist.gather_kept`, `-dist-keep-gathered`) communicate only
+    when nothing is kept, so they are followed through the window in program
+    order: per micro-batch the functions without a variant (a separate
+    forward) in module order, then each window's no_sync variant, or its
+    sync step at micro-batch K (always, under always-sync); a release drops
+    what was kept. The report then gives the no_sync window's all_gathers
+    (calls, bytes, wire bytes) with the option and without it (each kept
+    gather counted as a plain all_gather, which is what the module compiled
+    without the option reports), and the price: the most gathered bytes
+    kept between two micro-batches, and those bytes beyond this rank's
+    shards (what keeping adds to the memory a ZeRO-3 rank holds between
+    micro-batches). Output as a text table or JSON.
   }];
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"4",

@@ -1,5 +1,6 @@
 //===- CommReport.cpp - bytes moved by collectives, per call and window ---===//
 
+#include "CommWindow.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/Transforms/Passes.h"
@@ -23,36 +24,7 @@ namespace mlir::dist {
 
 using namespace mlir;
 using namespace mlir::dist;
-
-namespace {
-/// One collective in the report.
-struct Row {
-  std::string function;
-  std::string kind;
-  std::string location;
-  std::string type;
-  int64_t groupSize;
-  int64_t bytes;     // nccl-tests convention: the full array
-  double wireBytes;  // bytes each rank sends on a ring
-  std::string param; // empty unless a gradient sync
-  /// Times it runs per call of its function: the trip counts of the loops
-  /// around it (1 when one is not constant: warned).
-  int64_t calls = 1;
-};
-
-/// Window totals in bytes.
-struct Totals {
-  int64_t bytes = 0;
-  double wire = 0;
-  bool overflow = false; // a total past int64 (it used to wrap silently)
-  void add(int64_t b, double w, int64_t times) {
-    std::optional<int64_t> sum = llvm::checkedMulAdd(b, times, bytes);
-    overflow |= !sum;
-    bytes = sum.value_or(bytes);
-    wire += w * times;
-  }
-};
-} // namespace
+using namespace mlir::dist::report;
 
 static std::string str(Type type) {
   std::string s;
@@ -76,8 +48,15 @@ struct DistCommReportPass
     : public dist::impl::DistCommReportPassBase<DistCommReportPass> {
   using Base::Base;
 
-  /// Functions that are whole windows (dist.window), called once per window.
-  llvm::StringSet<> windows;
+  /// Every func.func of the module, in order (the order functions run in a
+  /// micro-batch, for the kept gathers).
+  std::vector<std::string> functionOrder;
+  /// Functions that are whole windows (dist.window), called once a window.
+  std::vector<std::string> windowFunctions;
+
+  WindowModel model() {
+    return WindowModel(functionOrder, suffix, microBatches, windowFunctions);
+  }
 
   void runOnOperation() override {
     if (format != "text" && format != "json") {
@@ -94,13 +73,14 @@ struct DistCommReportPass
     SmallVector<Row> rows;
     if (failed(collect(rows)))
       return signalPassFailure();
-    for (const Totals &t : window(rows))
-      if (t.overflow) {
-        emitErrorAt(getOperation())
-            << "dist-comm-report: the bytes of a window of "
-            << int64_t(microBatches) << " micro-batches overflow int64";
-        return signalPassFailure();
-      }
+    std::array<Totals, 3> totals = model().window(rows);
+    if (llvm::any_of(totals, [](const Totals &t) { return t.overflow; }) ||
+        model().gathers(rows, /*keptAsPlain=*/true).overflow) {
+      emitErrorAt(getOperation())
+          << "dist-comm-report: the bytes of a window of "
+          << int64_t(microBatches) << " micro-batches overflow int64";
+      return signalPassFailure();
+    }
 
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(output, &error);
@@ -131,11 +111,17 @@ struct DistCommReportPass
     int64_t w = *size;
     int64_t bytes = *fullBytes;
     double factor = traits.wireFactor(w);
-    rows.push_back({func.getName().str(), traits.name.str(), str(op->getLoc()),
-                    str(full), w, bytes, bytes * factor, param.str(),
-                    tripCount(op)});
-    if (func->hasAttr(DistDialect::getWindowAttrName()))
-      windows.insert(func.getName());
+    Row row;
+    row.function = func.getName().str();
+    row.kind = traits.name.str();
+    row.location = str(op->getLoc());
+    row.type = str(full);
+    row.groupSize = w;
+    row.bytes = bytes;
+    row.wireBytes = bytes * factor;
+    row.param = param.str();
+    row.calls = tripCount(op);
+    rows.push_back(std::move(row));
     return success();
   }
 
@@ -160,10 +146,34 @@ struct DistCommReportPass
     return calls;
   }
 
+  /// A row for a dist.gather_kept: the all_gather it issues when nothing
+  /// is kept.
+  LogicalResult addKeptRow(SmallVectorImpl<Row> &rows, func::FuncOp func,
+                           GatherKeptOp op,
+                           SymbolTableCollection &symbolTable) {
+    ParameterOp param = lookupParameter(op, op.getParamAttr(), &symbolTable);
+    std::optional<int64_t> shardBytes = getTensorBytes(op.getInput().getType());
+    if (failed(addRow(rows, func, op,
+                      getCollectiveTraits(CollectiveKind::AllGather),
+                      param ? param.getGroupSize(&symbolTable) : std::nullopt,
+                      op.getType(), "")) ||
+        !shardBytes)
+      return failure();
+    Row &row = rows.back();
+    row.kind = "gather_kept";
+    row.kept = op.getParam().str();
+    row.keeps = !op.getReuseOnly();
+    row.shardBytes = *shardBytes;
+    return success();
+  }
+
   LogicalResult collect(SmallVectorImpl<Row> &rows) {
     SymbolTableCollection symbolTable;
     bool anyTie = false;
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
+      functionOrder.push_back(func.getName().str());
+      if (func->hasAttr(DistDialect::getWindowAttrName()))
+        windowFunctions.push_back(func.getName().str());
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
         anyTie |= bool(func.getResultAttr(i, DistDialect::getGradAttrName()));
       llvm::DenseMap<Operation *, StringRef> gradientOf =
@@ -187,6 +197,16 @@ struct DistCommReportPass
                          collective.getGroupSize(&symbolTable), full, param);
         } else if (auto sync = dyn_cast<GradSyncOp>(op)) {
           added = addGradSyncRows(rows, func, sync, symbolTable);
+        } else if (auto kept = dyn_cast<GatherKeptOp>(op)) {
+          added = addKeptRow(rows, func, kept, symbolTable);
+        } else if (auto release = dyn_cast<ReleaseKeptOp>(op)) {
+          Row row;
+          row.function = func.getName().str();
+          row.kind = "release_kept";
+          row.location = str(op->getLoc());
+          row.kept = release.getParam().str();
+          row.release = true;
+          rows.push_back(std::move(row));
         }
         return failed(added) ? WalkResult::interrupt() : WalkResult::advance();
       });
@@ -226,58 +246,6 @@ struct DistCommReportPass
     return success();
   }
 
-  /// The function `row` belongs to, and whether it is a no_sync variant of
-  /// another function in the module.
-  StringRef baseOf(const Row &row, const llvm::StringSet<> &functions) {
-    StringRef name = row.function;
-    if (name.ends_with(suffix) &&
-        functions.contains(name.drop_back(suffix.size())))
-      return name.drop_back(suffix.size());
-    return name;
-  }
-
-  /// Always-sync, one-round no_sync and two-round (Thunder) window totals.
-  std::array<Totals, 3> window(ArrayRef<Row> rows) {
-    llvm::StringSet<> functions;
-    for (const Row &row : rows)
-      functions.insert(row.function);
-    llvm::StringSet<> withVariant;
-    for (const Row &row : rows)
-      if (baseOf(row, functions) != row.function)
-        withVariant.insert(baseOf(row, functions));
-
-    std::array<Totals, 3> totals;
-    int64_t k = microBatches;
-    for (const Row &row : rows) {
-      bool gradient = !row.param.empty();
-      if (row.calls > 1 || windows.contains(row.function)) {
-        // A whole window, called once: what it runs, against syncing every
-        // micro-batch's gradient (a gradient sync left after its loop).
-        bool afterLoop = gradient && row.calls == 1;
-        totals[0].add(row.bytes, row.wireBytes, afterLoop ? k : row.calls);
-        totals[1].add(row.bytes, row.wireBytes, row.calls);
-        totals[2].add(row.bytes, row.wireBytes, afterLoop ? 2 : row.calls);
-        continue;
-      }
-      if (baseOf(row, functions) != row.function) {
-        // A no_sync variant: micro-batches 1..K-1.
-        totals[1].add(row.bytes, row.wireBytes, k - 1);
-        totals[2].add(row.bytes, row.wireBytes, k - 1);
-        continue;
-      }
-      totals[0].add(row.bytes, row.wireBytes, k);
-      if (withVariant.contains(row.function)) {
-        // The sync step: micro-batch K; Thunder also syncs the stash.
-        totals[1].add(row.bytes, row.wireBytes, 1);
-        totals[2].add(row.bytes, row.wireBytes, gradient ? 2 : 1);
-        continue;
-      }
-      totals[1].add(row.bytes, row.wireBytes, gradient ? 1 : k);
-      totals[2].add(row.bytes, row.wireBytes, gradient ? 2 : k);
-    }
-    return totals;
-  }
-
   void printText(ArrayRef<Row> rows, raw_ostream &os) {
     os << "dist communication report (K = " << microBatches
        << " micro-batches per window)\n";
@@ -286,11 +254,16 @@ struct DistCommReportPass
         "collective", "W", "array", "bytes/call", "wire B/rank", "calls",
         "gradient of");
     for (const Row &row : rows)
-      os << llvm::formatv(
-          "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1} {6,5}  {7}\n",
-          row.function, row.kind, row.groupSize, row.type, row.bytes,
-          row.wireBytes, row.calls, row.param.empty() ? "-" : "@" + row.param);
-    std::array<Totals, 3> totals = window(rows);
+      if (!row.release)
+        os << llvm::formatv(
+            "{0,-16} {1,-15} {2,4} {3,-22} {4,12} {5,14:F1} {6,5}  {7}\n",
+            row.function, row.kind, row.groupSize, row.type, row.bytes,
+            row.wireBytes, row.calls,
+            !row.kept.empty()
+                ? (row.keeps ? "(kept @" : "(reuses @") + row.kept + ")"
+            : row.param.empty() ? "-"
+                                : "@" + row.param);
+    std::array<Totals, 3> totals = model().window(rows);
     const char *names[] = {"always-sync", "no_sync (one round)",
                            "two-round (Thunder)"};
     os << "per window:\n";
@@ -304,12 +277,37 @@ struct DistCommReportPass
                             ? 100.0 * (totals[0].bytes - totals[1].bytes) /
                                   totals[0].bytes
                             : 0.0);
+    if (llvm::none_of(rows, [](const Row &r) { return !r.kept.empty(); }))
+      return;
+    Totals without = model().gathers(rows, true),
+           with = model().gathers(rows, false);
+    KeptRun run = model().simulateKept(rows, NoSync);
+    os << llvm::formatv("kept gathers (-dist-keep-gathered), {0} parameters "
+                        "kept, per no_sync window:\n",
+                        WindowModel::numKept(rows));
+    os << llvm::formatv("  all_gather without keep-gathered {0,6} calls {1,14} "
+                        "bytes {2,16:F1} wire bytes/rank\n",
+                        without.calls, without.bytes, without.wire);
+    os << llvm::formatv("  all_gather with keep-gathered    {0,6} calls {1,14} "
+                        "bytes {2,16:F1} wire bytes/rank\n",
+                        with.calls, with.bytes, with.wire);
+    os << llvm::formatv("  keeping saves {0} all_gathers, {1} bytes per window "
+                        "({2:F1}% of the gather bytes)\n",
+                        without.calls - with.calls, without.bytes - with.bytes,
+                        without.bytes ? 100.0 * (without.bytes - with.bytes) /
+                                            without.bytes
+                                      : 0.0);
+    os << llvm::formatv("  held between micro-batches: {0} bytes of gathered "
+                        "parameters, {1} bytes beyond this rank's shards\n",
+                        run.held, run.heldBeyondShards);
   }
 
   void printJson(ArrayRef<Row> rows, raw_ostream &os) {
     llvm::json::Array collectives;
-    for (const Row &row : rows)
-      collectives.push_back(llvm::json::Object{
+    for (const Row &row : rows) {
+      if (row.release)
+        continue;
+      llvm::json::Object object{
           {"function", row.function},
           {"collective", row.kind},
           {"location", row.location},
@@ -319,18 +317,36 @@ struct DistCommReportPass
           {"wire_bytes_per_rank", row.wireBytes},
           {"calls_per_call", row.calls},
           {"gradient_of", row.param.empty() ? llvm::json::Value(nullptr)
-                                            : llvm::json::Value(row.param)}});
-    std::array<Totals, 3> totals = window(rows);
+                                            : llvm::json::Value(row.param)}};
+      if (!row.kept.empty())
+        object["kept"] =
+            llvm::json::Object{{"param", row.kept}, {"keeps", row.keeps}};
+      collectives.push_back(std::move(object));
+    }
+    std::array<Totals, 3> totals = model().window(rows);
     auto total = [](const Totals &t) {
       return llvm::json::Object{{"bytes", t.bytes},
                                 {"wire_bytes_per_rank", t.wire}};
     };
+    auto gatherTotal = [](const Totals &t) {
+      return llvm::json::Object{{"calls", t.calls},
+                                {"bytes", t.bytes},
+                                {"wire_bytes_per_rank", t.wire}};
+    };
+    KeptRun run = model().simulateKept(rows, NoSync);
     llvm::json::Object report{
         {"micro_batches", int64_t(microBatches)},
         {"collectives", std::move(collectives)},
         {"window", llvm::json::Object{{"always_sync", total(totals[0])},
                                       {"no_sync", total(totals[1])},
-                                      {"two_round", total(totals[2])}}}};
+                                      {"two_round", total(totals[2])}}},
+        {"keep_gathered",
+         llvm::json::Object{
+             {"kept_parameters", int64_t(WindowModel::numKept(rows))},
+             {"all_gather_without", gatherTotal(model().gathers(rows, true))},
+             {"all_gather_with", gatherTotal(model().gathers(rows, false))},
+             {"held_bytes", run.held},
+             {"held_bytes_beyond_shards", run.heldBeyondShards}}}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
   }
 };

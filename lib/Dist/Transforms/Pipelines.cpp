@@ -21,6 +21,11 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
   accumulation.hsdpPartial = options.hsdpPartial;
   accumulation.strict = options.strict;
   pm.addPass(createDistGradAccumulationPass(accumulation));
+  if (options.keepGathered) {
+    DistKeepGatheredPassOptions keep;
+    keep.suffix = options.suffix;
+    pm.addPass(createDistKeepGatheredPass(keep));
+  }
   pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createCSEPass());
   if (options.bucketCapBytes > 0) {

@@ -191,6 +191,24 @@ DISTRT_EXPORT distrt_status distrt_stash_take(const char *param, void *out,
 /* Bytes held by all stashes now. */
 DISTRT_EXPORT int64_t distrt_stash_bytes(void);
 
+/*--- kept gathered parameters (host memory) ---------------------------------*/
+
+/* The gathered value of parameter `param` for the rest of an accumulation
+ * window (-dist-keep-gathered). When this rank keeps a gather of `param`, it
+ * is copied into recv and nothing is communicated; otherwise send is
+ * all-gathered over `group` into recv (blocking, as distrt_all_gather) and,
+ * when keep != 0, a copy is kept. A kept gather must be reused with the same
+ * group, counts and dtype (DISTRT_ERR_INVALID otherwise, naming the rank,
+ * the parameter and both shapes). Every rank of the group must make the same
+ * sequence of calls, as for any collective. */
+DISTRT_EXPORT distrt_status distrt_kept_gather(
+    const char *param, distrt_group group, const void *send, int64_t send_count,
+    void *recv, int64_t recv_count, distrt_dtype dtype, int32_t keep);
+/* Drops the kept gather of `param`, if any. */
+DISTRT_EXPORT distrt_status distrt_kept_release(const char *param);
+/* Bytes held by all kept gathers now. */
+DISTRT_EXPORT int64_t distrt_kept_bytes(void);
+
 /*--- statistics
  * --------------------------------------------------------------*/
 
@@ -211,10 +229,20 @@ typedef struct {
   int64_t stash_takes;
   int64_t stash_bytes;      /* held now */
   int64_t stash_peak_bytes; /* most held at once since the last reset */
+  /* Kept gathers: calls answered from a kept buffer (all_gathers skipped)
+   * and the bytes those all_gathers would have moved (the full array), the
+   * releases, bytes held now and the most held at once since the last
+   * reset. A call that gathers counts as an all_gather above. */
+  int64_t kept_hits;
+  int64_t kept_hit_bytes;
+  int64_t kept_releases;
+  int64_t kept_bytes;
+  int64_t kept_peak_bytes;
 } distrt_stats;
 
 DISTRT_EXPORT distrt_status distrt_get_stats(distrt_stats *stats);
-/* Zeroes the counters; stash_peak_bytes restarts from what is held now. */
+/* Zeroes the counters; stash_peak_bytes and kept_peak_bytes restart from
+ * what is held now. */
 DISTRT_EXPORT void distrt_reset_stats(void);
 DISTRT_EXPORT void distrt_print_stats(void);
 

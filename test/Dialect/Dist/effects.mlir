@@ -105,3 +105,60 @@ func.func @group_rank_kept() -> index {
   %s = arith.addi %a, %b : index
   return %s : index
 }
+
+// Kept gathers communicate and read or fill the kept buffer; releases drop
+// it. Two identical kept gathers are two (the first may gather, the second
+// reuse, and a release between them changes the second); an unused one still
+// takes part in the group's collectives; a release is never dropped; their
+// order is kept, while pure compute is still merged.
+dist.parameter @s : tensor<4xf32> fully_sharded on @w
+
+// CHECK-LABEL: func.func @kept_not_merged
+// CHECK: %[[A:.*]] = dist.gather_kept %{{.*}} for @s
+// CHECK-NEXT: dist.release_kept @s
+// CHECK-NEXT: %[[M:.*]] = arith.mulf
+// CHECK-NEXT: %[[B:.*]] = dist.gather_kept %{{.*}} for @s
+// CHECK-NEXT: %[[C:.*]] = dist.gather_kept %{{.*}} for @s reuse_only
+// CHECK-NEXT: dist.gather_kept %{{.*}} for @s
+// CHECK-NEXT: dist.release_kept @s
+// CHECK-NEXT: return %[[A]], %[[B]], %[[C]], %[[M]], %[[M]]
+// DCE-LABEL: func.func @kept_not_merged
+// DCE: dist.gather_kept
+// DCE: dist.release_kept @s
+// DCE-COUNT-3: dist.gather_kept
+// DCE: dist.release_kept @s
+func.func @kept_not_merged(%x: tensor<4xf32> {dist.param = @s})
+    -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = dist.gather_kept %x for @s : tensor<4xf32> -> tensor<8xf32>
+  dist.release_kept @s
+  %m0 = arith.mulf %x, %x : tensor<4xf32>
+  %b = dist.gather_kept %x for @s : tensor<4xf32> -> tensor<8xf32>
+  %c = dist.gather_kept %x for @s reuse_only : tensor<4xf32> -> tensor<8xf32>
+  %unused = dist.gather_kept %x for @s : tensor<4xf32> -> tensor<8xf32>
+  %m1 = arith.mulf %x, %x : tensor<4xf32>
+  dist.release_kept @s
+  return %a, %b, %c, %m0, %m1 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// A kept gather in a loop runs on every iteration; the loop-invariant
+// compute beside it is hoisted.
+// LICM-LABEL: func.func @kept_licm
+// LICM: arith.mulf
+// LICM: scf.for
+// LICM: dist.gather_kept
+// LICM: dist.release_kept
+// LICM: scf.yield
+func.func @kept_licm(%x: tensor<4xf32> {dist.param = @s}, %n: index) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant dense<0.0> : tensor<8xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> tensor<8xf32> {
+    %sq = arith.mulf %x, %x : tensor<4xf32>
+    %g = dist.gather_kept %x for @s : tensor<4xf32> -> tensor<8xf32>
+    dist.release_kept @s
+    %sum = arith.addf %acc, %g : tensor<8xf32>
+    %cat = tensor.insert_slice %sq into %sum[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+    scf.yield %cat : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

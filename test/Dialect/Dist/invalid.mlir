@@ -629,3 +629,95 @@ func.func @grad_of_not_symbols(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @window_not_unit() attributes {dist.window = 1} {
   return
 }
+
+// -----
+
+func.func @gather_kept_unknown_param(%p: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.gather_kept' op expected @nowhere to name a dist.parameter, but it does not}}
+  %g = dist.gather_kept %p for @nowhere : tensor<4xf32> -> tensor<8xf32>
+  return %g : tensor<8xf32>
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+dist.parameter @r : tensor<4xf32> replicated on @m
+func.func @gather_kept_replicated(%p: tensor<4xf32> {dist.param = @r}) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.gather_kept' op expected @r to be fully_sharded (a replicated parameter has nothing to gather), but it is replicated}}
+  %g = dist.gather_kept %p for @r : tensor<4xf32> -> tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+dist.parameter @s : tensor<4x3xf32> fully_sharded on @m
+func.func @gather_kept_input_type(%p: tensor<4x2xf32>) -> tensor<8x3xf32> {
+  // expected-error @+1 {{'dist.gather_kept' op expected the input to have the local type 'tensor<4x3xf32>' of @s, but got 'tensor<4x2xf32>'}}
+  %g = dist.gather_kept %p for @s : tensor<4x2xf32> -> tensor<8x3xf32>
+  return %g : tensor<8x3xf32>
+}
+
+// -----
+
+// Gathered over the parameter's axes only, not its replicate axes.
+dist.mesh @m shape = [2, 2]
+dist.parameter @s : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
+func.func @gather_kept_result_type(%p: tensor<4x3xf32> {dist.param = @s}) -> tensor<16x3xf32> {
+  // expected-error @+1 {{'dist.gather_kept' op expected the result to have the unsharded type 'tensor<8x3xf32>' of @s, but got 'tensor<16x3xf32>'}}
+  %g = dist.gather_kept %p for @s : tensor<4x3xf32> -> tensor<16x3xf32>
+  return %g : tensor<16x3xf32>
+}
+
+// -----
+
+// The runtime keeps the gather under the parameter's name: the input must be
+// that parameter's shard, its tied argument.
+dist.mesh @m shape = [2]
+dist.parameter @s : tensor<4xf32> fully_sharded on @m
+dist.parameter @t : tensor<4xf32> fully_sharded on @m
+func.func @gather_kept_untied(%p: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.gather_kept' op expected the input to be the function argument tied to @s ({dist.param = @s}), but it is not}}
+  %g = dist.gather_kept %p for @s : tensor<4xf32> -> tensor<8xf32>
+  return %g : tensor<8xf32>
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+dist.parameter @s : tensor<4xf32> fully_sharded on @m
+dist.parameter @t : tensor<4xf32> fully_sharded on @m
+func.func @gather_kept_other_tie(%p: tensor<4xf32> {dist.param = @t}) -> tensor<8xf32> {
+  // expected-error @+1 {{'dist.gather_kept' op expected the input to be the function argument tied to @s ({dist.param = @s}), but it is not}}
+  %g = dist.gather_kept %p for @s : tensor<4xf32> -> tensor<8xf32>
+  return %g : tensor<8xf32>
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+dist.parameter @s : tensor<4xf32> fully_sharded on @m
+func.func @gather_kept_computed(%p: tensor<4xf32> {dist.param = @s}) -> tensor<8xf32> {
+  %q = arith.addf %p, %p : tensor<4xf32>
+  // expected-error @+1 {{'dist.gather_kept' op expected the input to be the function argument tied to @s ({dist.param = @s}), but it is not}}
+  %g = dist.gather_kept %q for @s : tensor<4xf32> -> tensor<8xf32>
+  return %g : tensor<8xf32>
+}
+
+// -----
+
+func.func @release_kept_unknown_param() {
+  // expected-error @+1 {{'dist.release_kept' op expected @nowhere to name a dist.parameter, but it does not}}
+  dist.release_kept @nowhere
+  return
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+dist.parameter @r : tensor<4xf32> replicated on @m
+func.func @release_kept_replicated() {
+  // expected-error @+1 {{'dist.release_kept' op expected @r to be fully_sharded (a replicated parameter has nothing to gather), but it is replicated}}
+  dist.release_kept @r
+  return
+}

@@ -126,6 +126,28 @@ func.func @backward(%g: tensor<16x12xf32>, %s: tensor<8x12xf32>,
   return %t, %s, %u : tensor<16x12xf32>, tensor<8x12xf32>, tensor<4x64xf32>
 }
 
+// Kept gathers (-dist-keep-gathered): keeping, reuse_only, a hybrid
+// parameter (gathered on its axes only), and the release.
+// CHECK-LABEL: func.func @kept
+func.func @kept(%s: tensor<8x12xf32> {dist.param = @"fc1.weight"},
+                %h: tensor<4x64xf32> {dist.param = @w})
+    -> (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x64xf32>) {
+  // CHECK: dist.gather_kept %{{.*}} for @fc1.weight : tensor<8x12xf32> -> tensor<16x12xf32>
+  // GENERIC: "dist.gather_kept"(%{{.*}}) <{param = @fc1.weight}> : (tensor<8x12xf32>) -> tensor<16x12xf32>
+  %a = dist.gather_kept %s for @"fc1.weight" : tensor<8x12xf32> -> tensor<16x12xf32>
+  // CHECK: dist.gather_kept %{{.*}} for @fc1.weight reuse_only : tensor<8x12xf32> -> tensor<16x12xf32>
+  // GENERIC: "dist.gather_kept"(%{{.*}}) <{param = @fc1.weight, reuse_only}> : (tensor<8x12xf32>) -> tensor<16x12xf32>
+  %b = dist.gather_kept %s for @"fc1.weight" reuse_only : tensor<8x12xf32> -> tensor<16x12xf32>
+  // CHECK: dist.gather_kept %{{.*}} for @w : tensor<4x64xf32> -> tensor<16x64xf32>
+  %c = dist.gather_kept %h for @w : tensor<4x64xf32> -> tensor<16x64xf32>
+  // CHECK: dist.release_kept @fc1.weight
+  // GENERIC: "dist.release_kept"() <{param = @fc1.weight}> : () -> ()
+  dist.release_kept @"fc1.weight"
+  // CHECK: dist.release_kept @w
+  dist.release_kept @w
+  return %a, %b, %c : tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x64xf32>
+}
+
 // Futures cross block boundaries like any value.
 // CHECK-LABEL: func.func @future_argument
 // CHECK-SAME: !dist.future<memref<4xf32>>

@@ -45,13 +45,15 @@ public:
   Lowering(ModuleOp module) : module_(module) {}
 
   LogicalResult run();
-  unsigned numCollectives = 0, numStashOps = 0;
+  unsigned numCollectives = 0, numStashOps = 0, numKeptOps = 0;
 
 private:
   LogicalResult lowerCollective(CollectiveOpInterface op);
   LogicalResult lowerStash(StashGradOp op);
   LogicalResult lowerTakeStash(TakeStashOp op);
   void lowerGroupRank(GroupRankOp op);
+  LogicalResult lowerGatherKept(GatherKeptOp op);
+  LogicalResult lowerReleaseKept(ReleaseKeptOp op);
 
   /// Declares (once) the runtime function `name`, with its C signature.
   func::FuncOp runtimeFunc(StringRef name);
@@ -393,11 +395,56 @@ void Lowering::lowerGroupRank(GroupRankOp op) {
   op.erase();
 }
 
+LogicalResult Lowering::lowerGatherKept(GatherKeptOp op) {
+  RankedTensorType inType = op.getInput().getType();
+  RankedTensorType type = op.getType();
+  std::optional<int32_t> dtype = stashDtype(op, type);
+  ParameterOp param = lookupParameter(op, op.getParamAttr());
+  MeshOp mesh = param ? lookupMesh(param, param.getMeshAttr()) : MeshOp();
+  if (!dtype)
+    return failure();
+  if (!mesh)
+    return op.emitOpError("names no dist.parameter on a dist.mesh");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  // Blocking: the runtime reads the shard only during the call (and only
+  // when nothing is kept), so the input needs no second read as a wait's.
+  Value inBuf = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(inType.getShape(), inType.getElementType()),
+      op.getInput(), /*read_only=*/true);
+  Value outBuf = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  // The group of the parameter's shards: `axes`, never `replicate_axes`.
+  Value group = groupId(
+      b, loc, cast<ProcessGroupOpInterface>(param.getOperation()), mesh);
+  callChecked(b, loc, "distrt_kept_gather",
+              {constantString(b, loc, op.getParam()), group,
+               pointerOf(b, loc, inBuf), i64(b, loc, inType.getNumElements()),
+               pointerOf(b, loc, outBuf), i64(b, loc, type.getNumElements()),
+               i32(b, loc, *dtype), i32(b, loc, op.getReuseOnly() ? 0 : 1)});
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, type, outBuf, /*restrict=*/true, /*writable=*/true);
+  op.replaceAllUsesWith(result);
+  op.erase();
+  ++numKeptOps;
+  return success();
+}
+
+LogicalResult Lowering::lowerReleaseKept(ReleaseKeptOp op) {
+  OpBuilder b(op);
+  callChecked(b, op.getLoc(), "distrt_kept_release",
+              {constantString(b, op.getLoc(), op.getParam())});
+  op.erase();
+  ++numKeptOps;
+  return success();
+}
+
 LogicalResult Lowering::run() {
   SmallVector<Operation *> ops;
   bool failed = false;
   module_.walk([&](Operation *op) {
-    if (isa<CollectiveOpInterface, StashGradOp, TakeStashOp, GroupRankOp>(op))
+    if (isa<CollectiveOpInterface, StashGradOp, TakeStashOp, GroupRankOp,
+            GatherKeptOp, ReleaseKeptOp>(op))
       ops.push_back(op);
     else if (isa<SynchronizeOp>(op)) {
       op->emitOpError("must be expanded before -convert-dist-to-runtime (run "
@@ -425,6 +472,10 @@ LogicalResult Lowering::run() {
       result = lowerStash(stash);
     else if (auto rank = dyn_cast<GroupRankOp>(op))
       lowerGroupRank(rank);
+    else if (auto gather = dyn_cast<GatherKeptOp>(op))
+      result = lowerGatherKept(gather);
+    else if (auto release = dyn_cast<ReleaseKeptOp>(op))
+      result = lowerReleaseKept(release);
     else
       result = lowerTakeStash(cast<TakeStashOp>(op));
     if (::mlir::failed(result))
@@ -473,6 +524,7 @@ struct ConvertDistToRuntimePass
       return signalPassFailure();
     numCollectives += lowering.numCollectives;
     numStashOps += lowering.numStashOps;
+    numKeptOps += lowering.numKeptOps;
   }
 };
 

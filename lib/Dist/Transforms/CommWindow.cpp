@@ -1,0 +1,127 @@
+//===- CommWindow.cpp - what a window communicates, for the report --------===//
+
+#include "CommWindow.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+using namespace mlir::dist::report;
+
+WindowModel::WindowModel(ArrayRef<std::string> functionOrder, StringRef suffix,
+                         int64_t microBatches,
+                         ArrayRef<std::string> windowFunctions)
+    : functionOrder(functionOrder), suffix(suffix), microBatches(microBatches) {
+  for (const std::string &name : functionOrder)
+    functions.insert(name);
+  for (const std::string &name : windowFunctions)
+    this->windowFunctions.insert(name);
+}
+
+StringRef WindowModel::baseOf(StringRef name) const {
+  if (name.ends_with(suffix) &&
+      functions.contains(name.drop_back(suffix.size())))
+    return name.drop_back(suffix.size());
+  return name;
+}
+
+bool WindowModel::hasVariant(StringRef name) const {
+  return functions.contains((name + llvm::Twine(suffix)).str());
+}
+
+std::array<int64_t, 3> WindowModel::timesPerWindow(const Row &row) const {
+  int64_t k = microBatches;
+  bool gradient = !row.param.empty();
+  if (row.calls > 1 || windowFunctions.contains(row.function)) {
+    // A whole window, called once: what it runs, against syncing every
+    // micro-batch's gradient (a gradient sync left after its loop).
+    bool afterLoop = gradient && row.calls == 1;
+    return {afterLoop ? k : row.calls, row.calls, afterLoop ? 2 : row.calls};
+  }
+  if (baseOf(row.function) != row.function)
+    return {0, k - 1, k - 1};
+  if (hasVariant(row.function))
+    return {k, 1, gradient ? 2 : 1};
+  return {k, gradient ? 1 : k, gradient ? 2 : k};
+}
+
+KeptRun WindowModel::simulateKept(ArrayRef<Row> rows, Schedule schedule) const {
+  llvm::StringMap<SmallVector<const Row *>> byFunction;
+  for (const Row &row : rows)
+    if (!row.kept.empty())
+      byFunction[row.function].push_back(&row);
+  SmallVector<StringRef> plain, windows;
+  for (const std::string &name : functionOrder)
+    if (baseOf(name) == name)
+      (hasVariant(name) ? windows : plain).push_back(name);
+  KeptRun run;
+  llvm::StringMap<const Row *> kept;
+  auto call = [&](StringRef function) {
+    for (const Row *row : byFunction.lookup(function)) {
+      if (row->release)
+        kept.erase(row->kept);
+      else if (!kept.contains(row->kept)) {
+        run.gathers.add(row->bytes, row->wireBytes, 1);
+        if (row->keeps)
+          kept[row->kept] = row;
+      }
+    }
+  };
+  int64_t k = microBatches;
+  for (int64_t micro = 1; micro <= k; ++micro) {
+    for (StringRef function : plain)
+      call(function);
+    for (StringRef function : windows) {
+      bool noSync = schedule != AlwaysSync && micro < k;
+      call(noSync ? (function + llvm::Twine(suffix)).str() : function.str());
+    }
+    std::optional<int64_t> held = 0, beyond = 0;
+    for (const auto &entry : kept) {
+      const Row &row = *entry.second;
+      if (held && beyond) {
+        held = llvm::checkedAdd(*held, row.bytes);
+        beyond = llvm::checkedAdd(*beyond, row.bytes - row.shardBytes);
+      }
+    }
+    if (!held || !beyond) {
+      run.gathers.overflow = true;
+      return run;
+    }
+    run.held = std::max(run.held, *held);
+    run.heldBeyondShards = std::max(run.heldBeyondShards, *beyond);
+  }
+  return run;
+}
+
+std::array<Totals, 3> WindowModel::window(ArrayRef<Row> rows) const {
+  std::array<Totals, 3> totals;
+  for (const Row &row : rows) {
+    if (!row.kept.empty())
+      continue;
+    std::array<int64_t, 3> times = timesPerWindow(row);
+    for (int i = 0; i < 3; ++i)
+      totals[i].add(row.bytes, row.wireBytes, times[i]);
+  }
+  for (int i = 0; i < 3; ++i)
+    totals[i].merge(simulateKept(rows, Schedule(i)).gathers);
+  return totals;
+}
+
+Totals WindowModel::gathers(ArrayRef<Row> rows, bool keptAsPlain) const {
+  Totals totals;
+  for (const Row &row : rows)
+    if (row.kind == "all_gather" ||
+        (keptAsPlain && !row.kept.empty() && !row.release))
+      totals.add(row.bytes, row.wireBytes, timesPerWindow(row)[NoSync]);
+  if (!keptAsPlain)
+    totals.merge(simulateKept(rows, NoSync).gathers);
+  return totals;
+}
+
+size_t WindowModel::numKept(ArrayRef<Row> rows) {
+  llvm::StringSet<> names;
+  for (const Row &row : rows)
+    if (row.keeps)
+      names.insert(row.kept);
+  return names.size();
+}

@@ -1,0 +1,29 @@
+//===- Stats.cpp - the runtime's statistics as dist-run reads them --------===//
+
+#include "Stats.h"
+
+#include <cstdio>
+
+using namespace dist_run;
+
+Counts::Counts() { distrt_check(distrt_get_stats(&s)); }
+
+int64_t Counts::gradCollectives() const {
+  return s.calls[DISTRT_KIND_ALL_REDUCE] + s.calls[DISTRT_KIND_REDUCE_SCATTER];
+}
+
+void dist_run::printNoSyncWindow(const std::string &tag, const Counts &start,
+                                 const Counts &end, int64_t keptBetween) {
+  const distrt_stats &a = start.s, &b = end.s;
+  std::printf("%s: no_sync window: %lld all_gather (%lld bytes), %lld kept "
+              "gathers reused (%lld bytes not gathered), %lld bytes kept "
+              "between micro-batches\n",
+              tag.c_str(),
+              (long long)(b.calls[DISTRT_KIND_ALL_GATHER] -
+                          a.calls[DISTRT_KIND_ALL_GATHER]),
+              (long long)(b.bytes[DISTRT_KIND_ALL_GATHER] -
+                          a.bytes[DISTRT_KIND_ALL_GATHER]),
+              (long long)(b.kept_hits - a.kept_hits),
+              (long long)(b.kept_hit_bytes - a.kept_hit_bytes),
+              (long long)keptBetween);
+}
