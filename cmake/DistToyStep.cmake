@@ -1,12 +1,15 @@
 # dist_add_toy_step(<target> SOURCE <driver.cpp>
 #                   MODE <ddp|zero2|zero3|hsdp|hsdp-partial> WORLD <ranks>
-#                   [GEN_ARGS <gen_toy.py args>...] [DEFINES <definitions>...])
+#                   [BUCKETS] [GEN_ARGS <gen_toy.py args>...]
+#                   [DEFINES <definitions>...])
 #
 # Generates the ToyModel step with examples/gen_toy.py, compiles it ahead of
 # time (dist-opt --dist-no-sync-pipeline, --dist-lower-to-llvm, mlir-translate,
 # clang -O2; see docs/Design.md) and links it with <driver.cpp>, the step
 # runner (tools/StepRunner) and the runtime into bin/<target>. TOY_WORLD and
-# TOY_MODE are defined for the driver, which includes ToyModel.h.
+# TOY_MODE are defined for the driver, which includes ToyModel.h. Without
+# BUCKETS the pipeline runs with bucket-cap-bytes=0: one collective per
+# parameter, which the parity drivers count.
 #
 # Not beside its tool in tools/dist-toy-train/: the parity drivers there and
 # the step-throughput benchmark in bench/ both call it, so it is a project
@@ -16,7 +19,7 @@ find_program(DIST_CLANG NAMES clang-22 clang HINTS ${LLVM_TOOLS_BINARY_DIR} REQU
 find_program(DIST_MLIR_TRANSLATE mlir-translate HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 
 function(dist_add_toy_step target)
-  cmake_parse_arguments(ARG "" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "BUCKETS" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES" ${ARGN})
   set(mode_ids ddp 0 zero2 2 zero3 3 hsdp 4 hsdp-partial 4)
   list(FIND mode_ids ${ARG_MODE} at)
   if(at EQUAL -1)
@@ -25,12 +28,21 @@ function(dist_add_toy_step target)
   math(EXPR at "${at} + 1")
   list(GET mode_ids ${at} mode_id)
   set(gen_mode ${ARG_MODE})
-  set(pipeline --dist-no-sync-pipeline)
+  set(options "")
+  if(NOT ARG_BUCKETS)
+    set(options "bucket-cap-bytes=0")
+  endif()
   set(partial 0)
   if(ARG_MODE STREQUAL "hsdp-partial")
     set(gen_mode hsdp)
-    set(pipeline "--dist-no-sync-pipeline=hsdp-partial=true")
+    set(options "hsdp-partial=true ${options}")
     set(partial 1)
+  endif()
+  string(STRIP "${options}" options)
+  if(options STREQUAL "")
+    set(pipeline --dist-no-sync-pipeline)
+  else()
+    set(pipeline "--dist-no-sync-pipeline=${options}")
   endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}.step)
   add_custom_command(

@@ -33,6 +33,9 @@ constexpr unsigned kMaxValuesInALine = 16;
 /// kMaxValuesInALine operands plus results.
 bool printsInALine(Operation *op);
 
+/// Appends `shape` to `diag` as MLIR writes a shape: `2x?x4`.
+void appendShape(InFlightDiagnostic &diag, ArrayRef<int64_t> shape);
+
 /// An error or a warning at `op`'s location, without the op attached.
 inline InFlightDiagnostic emitErrorAt(Operation *op) {
   return mlir::emitError(op->getLoc());

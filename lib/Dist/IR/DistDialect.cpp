@@ -193,15 +193,7 @@ static LogicalResult verifyGridMesh(Operation *op, Attribute value) {
   diag << "], but got ";
   if (!shape)
     return diag << "none";
-  llvm::interleave(
-      shape.asArrayRef(), diag,
-      [&](int64_t d) {
-        if (ShapedType::isDynamic(d))
-          diag << "?";
-        else
-          diag << d;
-      },
-      "x");
+  appendShape(diag, shape.asArrayRef());
   return diag;
 }
 

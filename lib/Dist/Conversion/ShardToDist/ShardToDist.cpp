@@ -155,15 +155,7 @@ LogicalResult checkModule(ModuleOp module) {
             InFlightDiagnostic diag = refuse(grid)
                                       << "expected static extents, but @"
                                       << grid.getSymName() << " has shape ";
-            llvm::interleave(
-                grid.getShape(), diag,
-                [&](int64_t extent) {
-                  if (ShapedType::isDynamic(extent))
-                    diag << "?";
-                  else
-                    diag << extent;
-                },
-                "x");
+            appendShape(diag, grid.getShape());
             check(diag);
           }
         })
