@@ -39,4 +39,20 @@ w0, w1, a0, a1 = ([float(x) for x in s.split()] for s in sys.argv[1:])
 ratio = lambda on, off: statistics.median(x / y for x, y in zip(on, off))
 print("buckets / none, median: one-round window x%.2f, always-sync (every step syncs) x%.2f"
       % (ratio(w1, w0), ratio(a1, a0)))
+# From the same runs: a sync step takes t_s = 1 / always-sync throughput; a
+# one-round window of K = 4 takes 3 t_ns + t_s; so a no_sync step takes
+# t_ns = (4 / window - t_s) / 3, and the sync step's gradient communication
+# is t_s - t_ns (the two steps differ by it and the stash add).
+def sync_comm(w, a):
+    t_s = 1 / a
+    t_ns = (4 / w - t_s) / 3
+    return t_s, t_ns, t_s - t_ns
+rows = [(sync_comm(wo, ao), sync_comm(wn, an)) for wo, ao, wn, an in zip(w0, a0, w1, a1)]
+for off, on in rows:
+    print("sync step %.3f -> %.3f ms, no_sync step %.3f -> %.3f ms, sync step's communication "
+          "%.3f -> %.3f ms" % (off[0] * 1e3, on[0] * 1e3, off[1] * 1e3, on[1] * 1e3,
+                               off[2] * 1e3, on[2] * 1e3))
+print("sync step x%.2f, its gradient communication x%.2f (median, none / buckets)"
+      % (statistics.median(off[0] / on[0] for off, on in rows),
+         statistics.median(off[2] / on[2] for off, on in rows)))
 PY
