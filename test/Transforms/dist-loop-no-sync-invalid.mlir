@@ -79,8 +79,8 @@ func.func @max_reduction(%xs: tensor<4x8xf32>, %z: tensor<8xf32>)
   %c4 = arith.constant 4 : index
   %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %z) -> (tensor<8xf32>) {
     %g = tensor.extract_slice %xs[%k, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+    // expected-error @below {{this collective's max reduction is not linear in the gradient (expected sum or avg)}}
     %f = dist.all_reduce %g on @world reduction = max : tensor<8xf32>
-    // expected-error @below {{this op is not linear in the gradient}}
     %s = dist.wait %f : !dist.future<tensor<8xf32>>
     %n = arith.addf %a, %s : tensor<8xf32>
     scf.yield %n : tensor<8xf32>

@@ -414,12 +414,24 @@ struct DistLoopNoSyncPass
       return failure();
     if (hsdpPartial)
       keepFirstStage(chain, symbols);
-    if (!chain.communicates || chain.ops.empty())
+    if (!chain.communicates || chain.ops.empty()) {
+      // A wait of a max/min/prod collective: name the collective.
+      Operation *at = chain.input.getDefiningOp();
+      if (auto wait = dyn_cast_or_null<WaitOp>(at))
+        if (auto collective =
+                wait.getFuture().getDefiningOp<CollectiveOpInterface>())
+          if (std::optional<ReductionKind> kind =
+                  collective.getCollectiveReduction())
+            return refuseIfCommunicating(
+                collective, "this collective's " +
+                                stringifyReductionKind(*kind) +
+                                " reduction is not linear in the gradient "
+                                "(expected sum or avg)");
       return refuseIfCommunicating(
-          chain.input.getDefiningOp(),
-          "this op is not linear in the gradient (expected sum or avg "
-          "collectives, gathers, waits, dist.grad_sync and scales by a "
-          "constant)");
+          at, "this op is not linear in the gradient (expected sum or avg "
+              "collectives, gathers, waits, dist.grad_sync and scales by a "
+              "constant)");
+    }
     auto localType = dyn_cast<RankedTensorType>(chain.input.getType());
     if (!localType || !localType.hasStaticShape() ||
         !isa<FloatType>(localType.getElementType())) {
