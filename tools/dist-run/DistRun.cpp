@@ -60,6 +60,7 @@
 #include "Dist/Support/InputGuard.h"
 #include "JitStep.h"
 #include "Npy.h"
+#include "Options.h"
 #include "Slots.h"
 #include "Stats.h"
 #include "dist_runtime/dist_runtime.h"
@@ -87,59 +88,6 @@ using namespace mlir;
 using namespace dist_run;
 
 namespace {
-
-llvm::cl::OptionCategory category("dist-run options");
-llvm::cl::opt<std::string> inputFile(llvm::cl::Positional, llvm::cl::Required,
-                                     llvm::cl::desc("<step.mlir>"),
-                                     llvm::cl::cat(category));
-llvm::cl::opt<std::string> entryOpt("entry",
-                                    llvm::cl::desc("the sync-step function"),
-                                    llvm::cl::init("step"),
-                                    llvm::cl::cat(category));
-llvm::cl::opt<int>
-    kOpt("k",
-         llvm::cl::desc("micro-batches per window (the K the step's loss "
-                        "is scaled for)"),
-         llvm::cl::init(4), llvm::cl::cat(category));
-llvm::cl::opt<int> windowsOpt("windows",
-                              llvm::cl::desc("optimizer windows to run"),
-                              llvm::cl::init(2), llvm::cl::cat(category));
-llvm::cl::opt<uint64_t> seedOpt("seed",
-                                llvm::cl::desc("seed of parameters and data"),
-                                llvm::cl::init(7), llvm::cl::cat(category));
-llvm::cl::opt<double> lrOpt("lr", llvm::cl::desc("SGD learning rate"),
-                            llvm::cl::init(1e-3), llvm::cl::cat(category));
-llvm::cl::opt<bool>
-    hsdpPartialOpt("hsdp-partial",
-                   llvm::cl::desc("the no_sync pipeline's hsdp-partial option"),
-                   llvm::cl::init(false), llvm::cl::cat(category));
-llvm::cl::opt<bool> windowOpt(
-    "window",
-    llvm::cl::desc("@<entry> is a whole window: a loop over the K "
-                   "micro-batches stacked on dim 0 of each data argument"),
-    llvm::cl::init(false), llvm::cl::cat(category));
-llvm::cl::opt<int64_t> bucketOpt(
-    "bucket-cap-bytes",
-    llvm::cl::desc("the no_sync pipeline's bucket-cap-bytes (0: no buckets; "
-                   "default: the pipeline's)"),
-    llvm::cl::init(-1), llvm::cl::cat(category));
-llvm::cl::opt<bool> keepGatheredOpt(
-    "keep-gathered",
-    llvm::cl::desc("the no_sync pipeline's keep-gathered option (ZeRO-3 "
-                   "parameters gathered once per window)"),
-    llvm::cl::init(false), llvm::cl::cat(category));
-llvm::cl::opt<std::string> paramsNpyOpt(
-    "params-npy",
-    llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),
-    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
-llvm::cl::opt<std::string> dataNpyOpt(
-    "data-npy",
-    llvm::cl::desc("read data from DIR/w<window>_k<micro>_r<rank>_a<arg>.npy"),
-    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
-llvm::cl::opt<std::string> outNpyOpt(
-    "out-npy",
-    llvm::cl::desc("write gradients and untied outputs to DIR as .npy"),
-    llvm::cl::value_desc("DIR"), llvm::cl::cat(category));
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "dist-run: " << message << "\n";
