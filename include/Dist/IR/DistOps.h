@@ -16,10 +16,16 @@
 
 namespace mlir::dist {
 
-/// Communication with the peers of a process group. Collectives and waits
-/// read and write it, which orders them against each other only.
+/// Communication with the peers of a process group. Collectives read and
+/// write it, which orders them against each other only.
 struct CommResource : public SideEffects::Resource::Base<CommResource> {
   StringRef getName() final { return "dist::Comm"; }
+};
+
+/// The completion of one collective: a wait reads and writes it on its
+/// future, which orders it after that collective only.
+struct FutureResource : public SideEffects::Resource::Base<FutureResource> {
+  StringRef getName() final { return "dist::Future"; }
 };
 
 /// The persistent per-parameter gradient stash.

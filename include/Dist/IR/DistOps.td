@@ -17,10 +17,16 @@ include "mlir/IR/OpAsmInterface.td"
 // Side-effect resources
 //===----------------------------------------------------------------------===//
 
-// Communication with the other ranks. Every collective and wait reads and
-// writes it, so they keep their relative order and none is merged or dropped,
-// but pure compute is free to move across them.
+// Communication with the other ranks. Every collective reads and writes it,
+// so collectives keep their relative order (the same on every rank) and none
+// is merged or dropped, but pure compute is free to move across them.
 def Dist_CommResource : Resource<"::mlir::dist::CommResource">;
+
+// The completion of one collective, named by its future. A wait reads and
+// writes it on its own future only: it is never dropped or merged, and it is
+// ordered after its collective by the future alone, so a scheduler may move
+// it past later collectives and other waits.
+def Dist_FutureResource : Resource<"::mlir::dist::FutureResource">;
 
 // The persistent per-parameter gradient stash.
 def Dist_StashResource : Resource<"::mlir::dist::StashResource">;
@@ -272,13 +278,16 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", "AllReduce", "0",
 }
 
 def Dist_WaitOp : Dist_Op<"wait", [
-    Dist_CommEffects,
     TypesMatchWith<"result is the future's payload", "future", "result",
         "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {
   let summary = "wait for a collective to complete and take its result";
   let description = [{
     Blocks until the collective that produced `future` has completed on this
-    rank and yields its result. A future is waited on exactly once.
+    rank and yields its result. A future is waited on exactly once. Its
+    effects are on that future only (not on the communication the
+    collectives order): a wait may complete after later collectives were
+    issued, and waits may complete in any order, which is what
+    `-dist-schedule-collectives` uses to overlap communication and compute.
 
     Example:
 
@@ -286,7 +295,9 @@ def Dist_WaitOp : Dist_Op<"wait", [
     %r = dist.wait %f : !dist.future<tensor<16xf32>>
     ```
   }];
-  let arguments = (ins Dist_TensorFuture:$future);
+  let arguments = (ins Arg<Dist_TensorFuture, "the future to complete",
+                           [MemRead<Dist_FutureResource>,
+                            MemWrite<Dist_FutureResource>]>:$future);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
   let hasCanonicalizer = 1;

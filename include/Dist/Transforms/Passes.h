@@ -33,7 +33,24 @@ struct NoSyncPipelineOptions
       llvm::cl::desc("combine collectives into buckets of at most this many "
                      "bytes (-dist-bucket-collectives; default 25 MiB, as "
                      "DDP's bucket_cap_mb); 0: no buckets"),
-      llvm::cl::init(26214400)};
+      llvm::cl::init(DistBucketCollectivesPassOptions().capBytes)};
+  PassOptions::Option<bool> schedule{
+      *this, "schedule",
+      llvm::cl::desc("issue collectives early and wait late, to overlap "
+                     "communication with compute "
+                     "(-dist-schedule-collectives)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> maxInFlight{
+      *this, "max-in-flight",
+      llvm::cl::desc("with schedule: the most collectives in flight (0: no "
+                     "limit)"),
+      llvm::cl::init(DistScheduleCollectivesPassOptions().maxInFlight)};
+  PassOptions::Option<int64_t> maxGatherBytesInFlight{
+      *this, "max-gather-bytes-in-flight",
+      llvm::cl::desc("with schedule: the most bytes of all_gather results in "
+                     "flight (0: no limit)"),
+      llvm::cl::init(
+          DistScheduleCollectivesPassOptions().maxGatherBytesInFlight)};
   PassOptions::Option<bool> keepGathered{
       *this, "keep-gathered",
       llvm::cl::desc("keep ZeRO-3 parameters gathered for the whole window: "

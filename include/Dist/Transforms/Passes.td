@@ -271,6 +271,43 @@ def DistBucketCollectivesPass
   ];
 }
 
+def DistScheduleCollectivesPass
+    : Pass<"dist-schedule-collectives", "::mlir::ModuleOp"> {
+  let summary = "issue collectives early and wait late, to overlap them";
+  let description = [{
+    Reorders the ops of every block of every function (a list scheduler over
+    the block's dependences) so that each collective is issued as early as
+    its operand allows, together with the compute that feeds it, and each
+    `dist.wait` sinks to just before the first op that needs it. The last
+    layer's gradients, ready first in a backward, leave first; compute that
+    does not feed a collective runs while they are in flight. Dependences are
+    SSA values and declared memory effects: collectives keep their relative
+    order (one order on every rank), a wait follows its own collective only
+    (its effects are on its future), stash ops keep their order per
+    parameter, and an op with unknown effects stays ordered against every op
+    with effects. Nothing is created or erased, so the rewrite is sound by
+    construction: a topological order of the same dependence graph.
+
+    `max-in-flight` bounds how many collectives of a block may be issued and
+    not yet waited on; `max-gather-bytes-in-flight` bounds the bytes that
+    issued, unwaited all_gathers will hold (FSDP's prefetch limit, Thunder's
+    `limit_in_flight_allgathers` counted in bytes): a ZeRO-3 parameter is
+    then gathered a bounded distance ahead of its use, not all at the start.
+    A collective is always allowed when nothing is in flight. 0: no limit.
+  }];
+  let options = [
+    Option<"maxInFlight", "max-in-flight", "int64_t", /*default=*/"0",
+           "the most collectives issued and not yet waited (0: no limit)">,
+    Option<"maxGatherBytesInFlight", "max-gather-bytes-in-flight", "int64_t",
+           /*default=*/"52428800",
+           "the most bytes of all_gather results in flight (default 50 MiB, "
+           "two default buckets; 0: no limit)">,
+  ];
+  let statistics = [
+    Statistic<"numMoved", "moved", "ops placed at another position">,
+  ];
+}
+
 def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
   let summary = "gather each ZeRO-3 parameter once per accumulation window";
   let description = [{

@@ -309,10 +309,16 @@ struct DistBucketCollectivesPass
         return b.key == key && b.groupSize == groupSize;
       });
       if (it == open.end()) {
-        open.push_back(Bucket{key, groupSize});
+        open.push_back(Bucket{key, groupSize, 0, {}});
         it = std::prev(open.end());
       }
-      if (!it->members.empty() && it->bytes + bytes > capBytes)
+      // The same tensor twice in one bucket (a ZeRO-3 parameter's forward
+      // and backward gathers, scheduled together) would move it twice: the
+      // second starts a bucket of its own.
+      bool repeated = llvm::any_of(it->members, [&](Member &m) {
+        return m.collective.getInput() == collective.getInput();
+      });
+      if (!it->members.empty() && (repeated || it->bytes + bytes > capBytes))
         flush(*it);
       it->members.push_back(*member);
       it->bytes += bytes;

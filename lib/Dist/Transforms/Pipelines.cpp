@@ -28,6 +28,17 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
   }
   pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createCSEPass());
+  // Scheduled before bucketing, so that buckets fill in the order their
+  // members become ready (the last layer's gradients first). A bucket is
+  // issued where its last member was and waited where its first reader is:
+  // where the schedule put them, within its limits (a bucket's members were
+  // in flight together).
+  if (options.schedule) {
+    DistScheduleCollectivesPassOptions schedule;
+    schedule.maxInFlight = options.maxInFlight;
+    schedule.maxGatherBytesInFlight = options.maxGatherBytesInFlight;
+    pm.addPass(createDistScheduleCollectivesPass(schedule));
+  }
   if (options.bucketCapBytes > 0) {
     DistBucketCollectivesPassOptions buckets;
     buckets.capBytes = options.bucketCapBytes;
