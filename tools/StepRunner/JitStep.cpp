@@ -27,6 +27,8 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
   pipelineOptions.hsdpPartial = options.hsdpPartial;
   if (options.bucketCapBytes >= 0)
     pipelineOptions.bucketCapBytes = options.bucketCapBytes;
+  if (options.schedule)
+    pipelineOptions.schedule = *options.schedule;
   pipelineOptions.keepGathered = options.keepGathered;
   dist::buildNoSyncPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct JitOptions {
   /// The no_sync pipeline's bucket-cap-bytes (0: no buckets); negative: the
   /// pipeline's default.
   int64_t bucketCapBytes = -1;
+  /// The no_sync pipeline's schedule option; std::nullopt: its default.
+  std::optional<bool> schedule;
   /// The no_sync pipeline's keep-gathered option.
   bool keepGathered = false;
   /// Shared libraries the JIT loads (the lowering may call MLIR's C runner

@@ -134,6 +134,8 @@ int main(int argc, char **argv) {
   jit.hsdpPartial = hsdpPartialOpt;
   jit.window = windowOpt;
   jit.bucketCapBytes = bucketOpt;
+  if (scheduleOpt != llvm::cl::BOU_UNSET)
+    jit.schedule = scheduleOpt == llvm::cl::BOU_TRUE;
   jit.keepGathered = keepGatheredOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
   llvm::Expected<dist_step::StepFunctions> fns =

@@ -41,6 +41,11 @@ llvm::cl::opt<int64_t> dist_run::bucketOpt(
     llvm::cl::desc("the no_sync pipeline's bucket-cap-bytes (0: no buckets; "
                    "default: the pipeline's)"),
     llvm::cl::init(-1), llvm::cl::cat(category));
+llvm::cl::opt<llvm::cl::boolOrDefault> dist_run::scheduleOpt(
+    "schedule",
+    llvm::cl::desc("the no_sync pipeline's schedule option (collectives "
+                   "issued early, waits late; default: the pipeline's)"),
+    llvm::cl::cat(category));
 llvm::cl::opt<bool> dist_run::keepGatheredOpt(
     "keep-gathered",
     llvm::cl::desc("the no_sync pipeline's keep-gathered option (ZeRO-3 "

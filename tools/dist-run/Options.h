@@ -25,6 +25,7 @@ extern llvm::cl::opt<double> lrOpt;
 extern llvm::cl::opt<bool> hsdpPartialOpt;
 extern llvm::cl::opt<bool> windowOpt;
 extern llvm::cl::opt<int64_t> bucketOpt;
+extern llvm::cl::opt<llvm::cl::boolOrDefault> scheduleOpt;
 extern llvm::cl::opt<bool> keepGatheredOpt;
 extern llvm::cl::opt<std::string> paramsNpyOpt;
 extern llvm::cl::opt<std::string> dataNpyOpt;
