@@ -19,6 +19,12 @@ medians and the ratios to `none`. The sync step and its communication come
 from the same runs: t_sync = 1 / always-sync throughput; a one-round window
 of K = 4 takes 3 t_no_sync + t_sync, so t_no_sync = (4 / window - t_sync) / 3.
 
+Then the compiled (AOT) steps of bench/step_throughput.cpp for the toy and
+wide DDP models, built three ways (bench/CMakeLists.txt): plain (schedule
+off, no buckets), ddp (schedule on: the pipeline's default, buckets pinned
+off), overlap (schedule and buckets on): the one-round window and its ratio
+to the ideal K * compute + one round of the four per-parameter collectives.
+
 Then the compile time of -dist-schedule-collectives and
 -dist-bucket-collectives (-mlir-timing) on the Llama step of 8 to 64 blocks,
 per op of the step: flat when the passes are linear.
@@ -110,6 +116,27 @@ def throughput(build, models, reps):
           "over this one's)")
 
 
+def aot(build, reps):
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from step_throughput import run as step_run
+    print()
+    print("compiled steps (bench/step_throughput.cpp, medians of --reps "
+          f"{reps} on each of 3 alternations):")
+    print("model  variant   window ms  always ms  compute ms  round ms  ratio to ideal")
+    results = {}
+    for _ in range(3):
+        for model in ("toy", "wide"):
+            for variant in ("ddp-plain", "ddp", "ddp-overlap"):
+                r = step_run(build, model, variant, 2, reps)
+                results.setdefault((model, variant), []).append(r)
+    for (model, variant), rs in results.items():
+        med = lambda f: statistics.median(f(r) for r in rs)
+        print(f"{model:6} {variant:11} {med(lambda r: r['schemes']['one_round']['window_ms']):8.3f}"
+              f" {med(lambda r: r['schemes']['always_sync']['window_ms']):9.3f}"
+              f" {med(lambda r: r['compute_ms']):10.4f} {med(lambda r: r['comm_round_ms']):9.4f}"
+              f" {med(lambda r: r['schemes']['one_round']['window_ms'] / r['ideal_window_ms']):12.3f}")
+
+
 def compile_time(build, tmp):
     print()
     print("compile time (-mlir-timing, wall), Llama DDP step, W = 2:")
@@ -143,6 +170,8 @@ def main():
     p.add_argument("--reps", type=int, default=int(os.environ.get("REPS", "3")))
     p.add_argument("--layers", type=int, default=int(os.environ.get("LAYERS", "32")))
     p.add_argument("--skip-throughput", action="store_true")
+    p.add_argument("--skip-aot", action="store_true")
+    p.add_argument("--aot-reps", type=int, default=15)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_throughput:
@@ -150,6 +179,8 @@ def main():
             print(f"DDP, W = 2, K = 4; small = {args.layers} Llama blocks of hidden 16 "
                   f"({args.layers * 9} gradients)")
             throughput(args.build, models, args.reps)
+        if not args.skip_aot:
+            aot(args.build, args.aot_reps)
         compile_time(args.build, tmp)
 
 

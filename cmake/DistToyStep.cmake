@@ -1,6 +1,7 @@
 # dist_add_toy_step(<target> SOURCE <driver.cpp>
 #                   MODE <ddp|zero2|zero3|hsdp|hsdp-partial> WORLD <ranks>
-#                   [BUCKETS] [GEN_ARGS <gen_toy.py args>...]
+#                   [BUCKETS] [OPTIONS <pipeline options>...]
+#                   [GEN_ARGS <gen_toy.py args>...]
 #                   [DEFINES <definitions>...])
 #
 # Generates the ToyModel step with examples/gen_toy.py, compiles it ahead of
@@ -9,7 +10,8 @@
 # runner (tools/StepRunner) and the runtime into bin/<target>. TOY_WORLD and
 # TOY_MODE are defined for the driver, which includes ToyModel.h. Without
 # BUCKETS the pipeline runs with bucket-cap-bytes=0: one collective per
-# parameter, which the parity drivers count.
+# parameter, which the parity drivers count. OPTIONS are more options of
+# -dist-no-sync-pipeline (e.g. schedule=false).
 #
 # Not beside its tool in tools/dist-toy-train/: the parity drivers there and
 # the step-throughput benchmark in bench/ both call it, so it is a project
@@ -19,7 +21,7 @@ find_program(DIST_CLANG NAMES clang-22 clang HINTS ${LLVM_TOOLS_BINARY_DIR} REQU
 find_program(DIST_MLIR_TRANSLATE mlir-translate HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 
 function(dist_add_toy_step target)
-  cmake_parse_arguments(ARG "BUCKETS" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES" ${ARGN})
+  cmake_parse_arguments(ARG "BUCKETS" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES;OPTIONS" ${ARGN})
   set(mode_ids ddp 0 zero2 2 zero3 3 hsdp 4 hsdp-partial 4)
   list(FIND mode_ids ${ARG_MODE} at)
   if(at EQUAL -1)
@@ -38,6 +40,9 @@ function(dist_add_toy_step target)
     set(options "hsdp-partial=true ${options}")
     set(partial 1)
   endif()
+  foreach(option ${ARG_OPTIONS})
+    set(options "${options} ${option}")
+  endforeach()
   string(STRIP "${options}" options)
   if(options STREQUAL "")
     set(pipeline --dist-no-sync-pipeline)
