@@ -4,8 +4,10 @@
 // tester runs with buckets on (the pipeline's default).
 // RUN: dist-opt %s -split-input-file -dist-bucket-collectives | FileCheck %s
 // RUN: dist-opt %s -split-input-file -dist-bucket-collectives=cap-bytes=40 | FileCheck %s --check-prefix=CAP
+// RUN: dist-opt %s -split-input-file -dist-bucket-collectives=first-cap-bytes=16 | FileCheck %s --check-prefix=FIRST
 // RUN: not dist-opt %s -split-input-file -dist-bucket-collectives=cap-bytes=0 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: dist-bucket-collectives: cap-bytes must be at least 1 and min-count at least 2
+// RUN: not dist-opt %s -split-input-file -dist-bucket-collectives=first-cap-bytes=0 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: dist-bucket-collectives: cap-bytes and first-cap-bytes must be at least 1 and min-count at least 2
 
 dist.mesh @world shape = [2]
 dist.mesh @other shape = [2]
@@ -107,4 +109,35 @@ func.func @read_between(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>)
   %rc = dist.wait %fc : !dist.future<tensor<4xf32>>
   %y = arith.addf %rb, %rc : tensor<4xf32>
   return %x, %y : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+dist.mesh @world shape = [2]
+
+// The first bucket of a kind is small (DDP's 1 MiB first bucket): with
+// first-cap-bytes=16, two 8-byte gradients leave first, the other three
+// together after them; by default all five share one bucket.
+// CHECK-LABEL: func.func @first_bucket
+// CHECK: dist.all_reduce %{{.*}} : tensor<10xf32>
+// CHECK-NOT: dist.all_reduce
+// FIRST-LABEL: func.func @first_bucket
+// FIRST: tensor.concat dim(0) %arg0, %arg1 : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+// FIRST: dist.all_reduce %{{.*}} : tensor<4xf32>
+// FIRST: tensor.concat dim(0) %arg2, %arg3, %arg4 : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<6xf32>
+// FIRST: dist.all_reduce %{{.*}} : tensor<6xf32>
+// FIRST-NOT: dist.all_reduce
+func.func @first_bucket(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<2xf32>, %d: tensor<2xf32>, %e: tensor<2xf32>)
+    -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %fa = dist.all_reduce %a on @world reduction = sum : tensor<2xf32>
+  %fb = dist.all_reduce %b on @world reduction = sum : tensor<2xf32>
+  %fc = dist.all_reduce %c on @world reduction = sum : tensor<2xf32>
+  %fd = dist.all_reduce %d on @world reduction = sum : tensor<2xf32>
+  %fe = dist.all_reduce %e on @world reduction = sum : tensor<2xf32>
+  %ra = dist.wait %fa : !dist.future<tensor<2xf32>>
+  %rb = dist.wait %fb : !dist.future<tensor<2xf32>>
+  %rc = dist.wait %fc : !dist.future<tensor<2xf32>>
+  %rd = dist.wait %fd : !dist.future<tensor<2xf32>>
+  %re = dist.wait %fe : !dist.future<tensor<2xf32>>
+  return %ra, %rb, %rc, %rd, %re : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 }

@@ -254,11 +254,18 @@ def DistBucketCollectivesPass
     all-gather bucket gathers `[p1 | p2 | ...]` from every rank. A bucket of
     gradient syncs carries `dist.grad_of = [@p, ...]` so that
     `-dist-comm-report` still counts it as gradient traffic. Fewer than
-    `min-count` members are left alone.
+    `min-count` members are left alone. The first bucket of each kind in a
+    block holds at most `first-cap-bytes` (DDP's 1 MiB first bucket), so
+    that after `-dist-schedule-collectives` the last layer's gradients leave
+    while the rest of the backward computes.
   }];
   let options = [
     Option<"capBytes", "cap-bytes", "int64_t", /*default=*/"26214400",
            "the most bytes in one bucket (default 25 MiB, as DDP)">,
+    Option<"firstCapBytes", "first-cap-bytes", "int64_t",
+           /*default=*/"1048576",
+           "the most bytes in the first bucket of each kind in a block "
+           "(default 1 MiB, as DDP's first bucket: it leaves early)">,
     Option<"minCount", "min-count", "int64_t", /*default=*/"2",
            "the fewest collectives worth a bucket">,
   ];

@@ -71,6 +71,7 @@ struct Bucket {
   int64_t groupSize;
   int64_t bytes = 0;
   SmallVector<Member> members;
+  int64_t issued = 0; // buckets of this key emitted in the block so far
 };
 
 /// A 1-D tensor of `value`'s elements, row-major.
@@ -221,10 +222,10 @@ struct DistBucketCollectivesPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (capBytes < 1 || minCount < 2) {
+    if (capBytes < 1 || firstCapBytes < 1 || minCount < 2) {
       emitError(getOperation().getLoc())
-          << "dist-bucket-collectives: cap-bytes must be at least 1 and "
-             "min-count at least 2";
+          << "dist-bucket-collectives: cap-bytes and first-cap-bytes must be "
+             "at least 1 and min-count at least 2";
       return signalPassFailure();
     }
     SymbolTableCollection symbols;
@@ -268,6 +269,8 @@ struct DistBucketCollectivesPass
         pending.erase(m.wait.getResult());
       if (bucket.members.size() >= size_t(minCount))
         emit(bucket, erased);
+      if (!bucket.members.empty())
+        ++bucket.issued;
       bucket.members.clear();
       bucket.bytes = 0;
     };
@@ -309,7 +312,7 @@ struct DistBucketCollectivesPass
         return b.key == key && b.groupSize == groupSize;
       });
       if (it == open.end()) {
-        open.push_back(Bucket{key, groupSize, 0, {}});
+        open.push_back(Bucket{key, groupSize, 0, {}, 0});
         it = std::prev(open.end());
       }
       // The same tensor twice in one bucket (a ZeRO-3 parameter's forward
@@ -318,7 +321,11 @@ struct DistBucketCollectivesPass
       bool repeated = llvm::any_of(it->members, [&](Member &m) {
         return m.collective.getInput() == collective.getInput();
       });
-      if (!it->members.empty() && (repeated || it->bytes + bytes > capBytes))
+      // The first bucket is small, as DDP's (1 MiB): it leaves while the
+      // rest of the backward still computes.
+      int64_t cap = it->issued == 0 ? std::min<int64_t>(firstCapBytes, capBytes)
+                                    : int64_t(capBytes);
+      if (!it->members.empty() && (repeated || it->bytes + bytes > cap))
         flush(*it);
       it->members.push_back(*member);
       it->bytes += bytes;
