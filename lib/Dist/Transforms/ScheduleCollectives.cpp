@@ -341,8 +341,10 @@ struct DistScheduleCollectivesPass
           makeReady(s);
     }
 
+    // The block's last op stays last when it is a terminator (the graph
+    // left it out).
     Operation *terminator =
-        block.mightHaveTerminator() ? block.getTerminator() : nullptr;
+        g.index.count(&block.back()) ? nullptr : &block.back();
     for (auto [position, i] : llvm::enumerate(order)) {
       if (position != i)
         ++numMoved;
