@@ -55,6 +55,30 @@ distrt_status testHandle(distrt_handle handle, int32_t *done) {
   return DISTRT_OK;
 }
 
+distrt_status progressAll() {
+  if (distrt_status s = requireInit("distrt_progress"))
+    return s;
+  std::lock_guard<std::mutex> lock(state->mutex);
+  for (auto it = state->pending.begin(); it != state->pending.end(); ++it) {
+    PendingOp &op = it->second;
+    // A blocking call's op has no request to test; a waited one is being
+    // tested by its waiter.
+    if (op.complete || !op.pending || op.waiting)
+      continue;
+    std::string error;
+    bool finished = op.pending->test(error);
+    if (!error.empty()) {
+      std::string message = "distrt_progress: " + describeOp(op) + " (handle " +
+                            std::to_string(it->first) + ") failed: " + error;
+      state->pending.erase(it);
+      return fail(DISTRT_ERR_BACKEND, message);
+    }
+    if (finished)
+      complete(op);
+  }
+  return DISTRT_OK;
+}
+
 distrt_status waitHandle(distrt_handle handle) {
   if (distrt_status s = requireInit("distrt_wait"))
     return s;
@@ -68,9 +92,11 @@ distrt_status waitHandle(distrt_handle handle) {
     // Block in the backend without the lock: the watchdog thread bounds the
     // wait, so a peer that never arrives ends in its message, not a hang.
     std::string error;
+    op.waiting = true;
     lock.unlock();
     bool ok = op.pending->wait(error);
     lock.lock();
+    op.waiting = false;
     if (!ok) {
       std::string message = describeOp(op) + " failed: " + error;
       state->pending.erase(it);
