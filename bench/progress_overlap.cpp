@@ -15,6 +15,9 @@
 //   thread:S  issue, compute, wait, with a thread (started beforehand, woken
 //             after the issue) that calls distrt_progress() every S us
 //             (S = 0: spins) while the main thread computes.
+// First it prints what a distrt_progress call costs: with nothing in flight,
+// with a 1 MiB all_reduce in flight, and on rank 0 with 1..1000 ops in flight
+// that cannot advance (the other ranks issue them later).
 // Each sample is the slowest rank's time; the table gives medians in ms, the
 // time the slowest rank spent blocked in distrt_wait (what progress during
 // the compute should shrink) and, for the overlapped variants, the fraction
@@ -205,6 +208,36 @@ int main(int argc, char **argv) {
                   "%.2f us per call (with its distrt_test) while a 1 MiB "
                   "all_reduce is in flight (%ld calls)\n",
                   idle / idleCalls * 1e9, busy / busyCalls * 1e6, busyCalls);
+  }
+
+  // With N ops in flight that cannot advance (the peers issue them only
+  // after rank 0 has measured): what testing them costs per call.
+  for (int n : {1, 10, 100, 1000}) {
+    std::vector<std::vector<float>> bufs(n, std::vector<float>(1024, 1.0f));
+    std::vector<distrt_handle> handles(n);
+    auto issueAll = [&] {
+      for (int i = 0; i < n; ++i)
+        distrt_check(distrt_all_reduce_async(0, bufs[i].data(), bufs[i].data(),
+                                             1024, DISTRT_F32, DISTRT_SUM,
+                                             &handles[i]));
+    };
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      issueAll();
+      const int calls = 1000;
+      double start = MPI_Wtime();
+      for (int c = 0; c < calls; ++c)
+        distrt_check(distrt_progress());
+      std::printf("distrt_progress: %.2f us per call with %d ops in flight "
+                  "that cannot advance\n",
+                  (MPI_Wtime() - start) / calls * 1e6, n);
+      MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+      MPI_Barrier(MPI_COMM_WORLD);
+      issueAll();
+    }
+    for (distrt_handle h : handles)
+      distrt_check(distrt_wait(h));
   }
 
   std::vector<std::string> names = {"comm", "compute", "none"};

@@ -59,24 +59,32 @@ distrt_status progressAll() {
   if (distrt_status s = requireInit("distrt_progress"))
     return s;
   std::lock_guard<std::mutex> lock(state->mutex);
-  for (auto it = state->pending.begin(); it != state->pending.end(); ++it) {
-    PendingOp &op = it->second;
-    // A blocking call's op has no request to test; a waited one is being
-    // tested by its waiter.
-    if (op.complete || !op.pending || op.waiting)
-      continue;
-    std::string error;
-    bool finished = op.pending->test(error);
-    if (!error.empty()) {
-      std::string message = "distrt_progress: " + describeOp(op) + " (handle " +
-                            std::to_string(it->first) + ") failed: " + error;
-      state->pending.erase(it);
-      return fail(DISTRT_ERR_BACKEND, message);
+  // A blocking call's op has no request to test; a waited one is being
+  // tested by its waiter.
+  std::vector<std::map<distrt_handle, PendingOp>::iterator> ops;
+  std::vector<Pending *> pendings;
+  for (auto it = state->pending.begin(); it != state->pending.end(); ++it)
+    if (!it->second.complete && it->second.pending && !it->second.waiting) {
+      ops.push_back(it);
+      pendings.push_back(it->second.pending.get());
     }
-    if (finished)
-      complete(op);
-  }
-  return DISTRT_OK;
+  if (ops.empty())
+    return DISTRT_OK;
+  std::vector<char> done;
+  size_t failed = 0;
+  std::string error;
+  bool ok = state->backend->testAll(pendings, done, failed, error);
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (done[i] && (ok || i != failed))
+      complete(ops[i]->second);
+  if (ok)
+    return DISTRT_OK;
+  auto it = ops[failed];
+  std::string message = "distrt_progress: " + describeOp(it->second) +
+                        " (handle " + std::to_string(it->first) +
+                        ") failed: " + error;
+  state->pending.erase(it);
+  return fail(DISTRT_ERR_BACKEND, message);
 }
 
 distrt_status waitHandle(distrt_handle handle) {
