@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace distrt {
 
@@ -96,6 +97,24 @@ public:
   virtual std::unique_ptr<Pending> startWorldBarrier(std::string &error) {
     error = std::string(name()) + " backend has no world barrier";
     return nullptr;
+  }
+  /// Tests every op of `ops` once (distrt_progress): sets `done[i]` for
+  /// those complete; false with `error` set and `failed` its index if one
+  /// failed (the others' `done` still hold). One MPI_Test per op would run
+  /// OpenMPI's progress engine once per op, each pass over every op: the MPI
+  /// backend tests them all in one MPI_Testsome.
+  virtual bool testAll(const std::vector<Pending *> &ops,
+                       std::vector<char> &done, size_t &failed,
+                       std::string &error) {
+    done.assign(ops.size(), 0);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      done[i] = ops[i]->test(error);
+      if (!error.empty()) {
+        failed = i;
+        return false;
+      }
+    }
+    return true;
   }
   /// Ends the whole job with `code` (all ranks).
   [[noreturn]] virtual void abortJob(int code) = 0;

@@ -55,6 +55,38 @@ distrt_status testHandle(distrt_handle handle, int32_t *done) {
   return DISTRT_OK;
 }
 
+distrt_status progressAll() {
+  if (distrt_status s = requireInit("distrt_progress"))
+    return s;
+  std::lock_guard<std::mutex> lock(state->mutex);
+  // A blocking call's op has no request to test; a waited one is being
+  // tested by its waiter.
+  std::vector<std::map<distrt_handle, PendingOp>::iterator> ops;
+  std::vector<Pending *> pendings;
+  for (auto it = state->pending.begin(); it != state->pending.end(); ++it)
+    if (!it->second.complete && it->second.pending && !it->second.waiting) {
+      ops.push_back(it);
+      pendings.push_back(it->second.pending.get());
+    }
+  if (ops.empty())
+    return DISTRT_OK;
+  std::vector<char> done;
+  size_t failed = 0;
+  std::string error;
+  bool ok = state->backend->testAll(pendings, done, failed, error);
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (done[i] && (ok || i != failed))
+      complete(ops[i]->second);
+  if (ok)
+    return DISTRT_OK;
+  auto it = ops[failed];
+  std::string message = "distrt_progress: " + describeOp(it->second) +
+                        " (handle " + std::to_string(it->first) +
+                        ") failed: " + error;
+  state->pending.erase(it);
+  return fail(DISTRT_ERR_BACKEND, message);
+}
+
 distrt_status waitHandle(distrt_handle handle) {
   if (distrt_status s = requireInit("distrt_wait"))
     return s;
@@ -68,9 +100,11 @@ distrt_status waitHandle(distrt_handle handle) {
     // Block in the backend without the lock: the watchdog thread bounds the
     // wait, so a peer that never arrives ends in its message, not a hang.
     std::string error;
+    op.waiting = true;
     lock.unlock();
     bool ok = op.pending->wait(error);
     lock.lock();
+    op.waiting = false;
     if (!ok) {
       std::string message = describeOp(op) + " failed: " + error;
       state->pending.erase(it);

@@ -15,8 +15,9 @@ PendingOp takePending(distrt_handle handle);
 /// Finishes a completed op: the emulated AVG's division, the trace's end.
 void complete(PendingOp &op);
 
-/// distrt_test, distrt_wait and distrt_wait_send.
+/// distrt_test, distrt_progress, distrt_wait and distrt_wait_send.
 distrt_status testHandle(distrt_handle handle, int32_t *done);
+distrt_status progressAll();
 distrt_status waitHandle(distrt_handle handle);
 distrt_status waitHandleWithSend(distrt_handle handle, const void *send);
 

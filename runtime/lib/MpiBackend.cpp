@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <vector>
 
 namespace distrt {
 namespace {
@@ -108,6 +109,8 @@ public:
       error = mpiError(rc);
     return rc == MPI_SUCCESS;
   }
+
+  MPI_Request &request() { return request_; }
 
 private:
   MPI_Request request_;
@@ -271,6 +274,37 @@ public:
     }
     return std::make_unique<MpiPending>(request);
   }
+  bool testAll(const std::vector<Pending *> &ops, std::vector<char> &done,
+               size_t &failed, std::string &error) override {
+    // Every op the runtime starts on this backend is an MpiPending.
+    requests_.resize(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i)
+      requests_[i] = static_cast<MpiPending *>(ops[i])->request();
+    indices_.resize(ops.size());
+    statuses_.resize(ops.size());
+    int count = 0;
+    int rc = MPI_Testsome(int(ops.size()), requests_.data(), &count,
+                          indices_.data(), statuses_.data());
+    done.assign(ops.size(), 0);
+    // Completed (and failed) requests are freed and set to
+    // MPI_REQUEST_NULL; an op whose request already was counts as done.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      MPI_Request &request = static_cast<MpiPending *>(ops[i])->request();
+      request = requests_[i];
+      done[i] = request == MPI_REQUEST_NULL;
+    }
+    if (rc == MPI_SUCCESS)
+      return true;
+    for (int k = 0; k < count && rc == MPI_ERR_IN_STATUS; ++k)
+      if (statuses_[k].MPI_ERROR != MPI_SUCCESS) {
+        failed = size_t(indices_[k]);
+        error = mpiError(statuses_[k].MPI_ERROR);
+        return false;
+      }
+    failed = 0;
+    error = mpiError(rc);
+    return false;
+  }
   [[noreturn]] void abortJob(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);
@@ -287,6 +321,10 @@ public:
 private:
   bool ownsMpi_;
   HalfOps halfOps_;
+  // testAll's arrays, kept to spare an allocation per distrt_progress.
+  std::vector<MPI_Request> requests_;
+  std::vector<int> indices_;
+  std::vector<MPI_Status> statuses_;
   std::unique_ptr<MpiGroup> world_;
 };
 

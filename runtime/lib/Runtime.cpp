@@ -110,6 +110,8 @@ distrt_status distrt_test(distrt_handle handle, int32_t *done) {
   return testHandle(handle, done);
 }
 
+distrt_status distrt_progress(void) { return progressAll(); }
+
 distrt_status distrt_wait(distrt_handle handle) { return waitHandle(handle); }
 
 distrt_status distrt_wait_send(distrt_handle handle, const void *send) {

@@ -41,6 +41,9 @@ struct PendingOp {
   Clock::time_point start;
   double traceStartUs;
   bool complete = false;
+  /// A thread blocks in pending->wait() without the lock: nobody else may
+  /// touch `pending` meanwhile (distrt_progress skips it).
+  bool waiting = false;
   double traceEndUs = 0;
 };
 

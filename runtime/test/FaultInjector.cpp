@@ -16,6 +16,11 @@
 //   collective       before the blocking all_reduce on group 0
 //   wait             before the async all_reduce on group 1 (the others
 //                    block in distrt_wait)
+//   progress         before a second async all_reduce on group 1, which the
+//                    others drive with distrt_progress between chunks of
+//                    compute (as a compiled step does) until distrt_test
+//                    says it is done: they never block, yet must not spin
+//                    forever
 //   before-finalize  before distrt_finalize
 //   after-finalize   after distrt_finalize, before exiting
 // Every surviving rank must exit non-zero with a message naming the stage
@@ -39,9 +44,9 @@
 namespace {
 
 /// In the order a job reaches them.
-const char *const stages[] = {"before-init",     "group-create",
-                              "collective",      "wait",
-                              "before-finalize", "after-finalize"};
+const char *const stages[] = {
+    "before-init", "group-create",    "collective",    "wait",
+    "progress",    "before-finalize", "after-finalize"};
 
 /// The rank before distrt_init knows it: mpirun's environment.
 bool faultyBeforeInit() {
@@ -81,7 +86,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr,
                  "usage: FaultInjector size|kind\n"
                  "       FaultInjector absent|stopped|killed [before-init|"
-                 "group-create|collective|wait|before-finalize|"
+                 "group-create|collective|wait|progress|before-finalize|"
                  "after-finalize]\n");
     return 2;
   }
@@ -113,6 +118,20 @@ int main(int argc, char **argv) {
   distrt_check(distrt_all_reduce_async(group, a.data(), b.data(), a.size(),
                                        DISTRT_F32, DISTRT_SUM, &handle));
   distrt_check(distrt_wait(handle));
+
+  maybeFault(fault, stage, "progress", faulty);
+  distrt_check(distrt_all_reduce_async(group, a.data(), b.data(), a.size(),
+                                       DISTRT_F32, DISTRT_SUM, &handle));
+  float x = 1.0f;
+  for (int32_t done = 0; !done;) {
+    for (int i = 0; i < 10000; ++i)
+      x = x * 0.999f + 0.001f;
+    distrt_check(distrt_progress());
+    distrt_check(distrt_test(handle, &done));
+  }
+  distrt_check(distrt_wait(handle));
+  if (x < 0)
+    std::fprintf(stderr, "unreachable: %f\n", x);
 
   maybeFault(fault, stage, "before-finalize", faulty);
   int64_t rank = distrt_rank();

@@ -224,6 +224,24 @@ TEST_F(SelfRuntime, HandlesAreWaitedOnOnce) {
   EXPECT_EQ(distrt_test(12345, &done), DISTRT_ERR_INVALID);
 }
 
+TEST_F(SelfRuntime, ProgressCompletesButLeavesTheHandle) {
+  EXPECT_EQ(distrt_progress(), DISTRT_OK); // nothing in flight
+  double a[3] = {1, 2, 3}, b[3] = {};
+  distrt_handle h;
+  ASSERT_EQ(distrt_all_reduce_async(0, a, b, 3, DISTRT_F64, DISTRT_AVG, &h),
+            DISTRT_OK);
+  ASSERT_EQ(distrt_progress(), DISTRT_OK) << distrt_last_error();
+  ASSERT_EQ(distrt_progress(), DISTRT_OK) << distrt_last_error();
+  distrt_stats s;
+  ASSERT_EQ(distrt_get_stats(&s), DISTRT_OK);
+  EXPECT_EQ(s.waits, 0);
+  ASSERT_EQ(distrt_wait(h), DISTRT_OK) << distrt_last_error();
+  EXPECT_EQ(b[2], 3);
+  EXPECT_EQ(distrt_wait(h), DISTRT_ERR_INVALID);
+  ASSERT_EQ(distrt_get_stats(&s), DISTRT_OK);
+  EXPECT_EQ(s.waits, 1);
+}
+
 TEST_F(SelfRuntime, WaitSendChecksTheSendBuffer) {
   float a[2] = {1, 2}, b[2], other[2];
   distrt_handle h;
@@ -379,6 +397,9 @@ TEST(SelfRuntimeInit, CallsBeforeInitFail) {
   EXPECT_NE(std::string(distrt_last_error()).find("not initialized"),
             std::string::npos);
   EXPECT_EQ(distrt_finalize(), DISTRT_ERR_STATE);
+  EXPECT_EQ(distrt_progress(), DISTRT_ERR_STATE);
+  EXPECT_NE(std::string(distrt_last_error()).find("distrt_progress"),
+            std::string::npos);
 }
 
 TEST(SelfRuntimeInit, UnknownBackendAndBadTimeout) {

@@ -1,6 +1,7 @@
 // End to end: dist ops on tensors, lowered with -dist-lower-to-llvm, run by
 // mlir-runner against the dist runtime, on one rank and under mpirun -np 2.
 // RUN: dist-opt %s --dist-lower-to-llvm > %t.ll.mlir
+// RUN: FileCheck %s --check-prefix=LOWERED < %t.ll.mlir
 // RUN: env DIST_BACKEND=self mlir-runner %t.ll.mlir -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%dist_runtime | FileCheck %s --check-prefix=ONE
 // RUN: %mpirun -np 2 mlir-runner %t.ll.mlir -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%dist_runtime | FileCheck %s --check-prefix=TWO
 // REQUIRES: mpi
@@ -77,6 +78,10 @@ func.func @main() {
     // reduce_scatter along dim 0, avg: row `rank` of (x0 + x1) / 2
     %f2 = dist.reduce_scatter %x on @world reduction = avg scatter_axis = 0
         : tensor<2x3xf32> -> !dist.future<tensor<1x3xf32>>
+    // Compute while f1 and f2 are in flight: a distrt_progress call after
+    // each op, which may complete them (the avg must still divide once).
+    %sq = arith.mulf %x, %x : tensor<2x3xf32>
+    %sqx = arith.addf %sq, %x : tensor<2x3xf32>
     %r2 = dist.wait %f2 : !dist.future<tensor<1x3xf32>>
     %r1 = dist.wait %f1 : !dist.future<tensor<2x6xf32>>
     // Stash twice, take once: 2 x; taking again gives zeros.
@@ -92,6 +97,7 @@ func.func @main() {
       func.call @print(%d2) : (tensor<?x?xf32>) -> ()
       func.call @print2x3(%t) : (tensor<2x3xf32>) -> ()
       func.call @print2x3(%z) : (tensor<2x3xf32>) -> ()
+      func.call @print2x3(%sqx) : (tensor<2x3xf32>) -> ()
     }
   } else {
     // One rank: every collective over @one is the identity.
@@ -123,3 +129,13 @@ func.func @main() {
 // TWO: data =
 // TWO-NEXT: {{\[}}[0,   0,   0],
 // TWO-NEXT: [0,   0,   0]]
+// x * x + x, computed while the collectives were in flight:
+// TWO: data =
+// TWO-NEXT: {{\[}}[0,   2,   6],
+// TWO-NEXT: [110,   132,   156]]
+
+// LOWERED: llvm.call @distrt_reduce_scatter_async
+// LOWERED-NEXT: llvm.call @distrt_check
+// LOWERED-COUNT-2: llvm.call @distrt_progress()
+// LOWERED-NOT: llvm.call @distrt_progress()
+// LOWERED: llvm.call @distrt_wait_send

@@ -20,7 +20,11 @@ def ConvertDistToRuntimePass
     `distrt_kept_gather` on the parameter's group (`keep` = 0 for
     `reuse_only`), `dist.release_kept` `distrt_kept_release`.
     Every call's status goes to `distrt_check`, which aborts the job with the
-    runtime's message on failure. Process groups are created (and cached) by
+    runtime's message on failure. After every compute op (a linalg op, an
+    elementwise op on tensors, a loop, a call) that lies between a
+    collective and its `dist.wait` in the same block comes a call to
+    `distrt_progress`, which lets the collectives in flight advance
+    (OpenMPI's progress only inside MPI calls); nowhere else. Process groups are created (and cached) by
     `distrt_group_create` from the mesh shape and axes; `dist.group_rank`
     becomes `distrt_group_rank` of its group. A gather or scatter along a dim
     other than 0 is transposed to dim 0 and back.
@@ -40,6 +44,8 @@ def ConvertDistToRuntimePass
     Statistic<"numCollectives", "collectives", "collectives lowered">,
     Statistic<"numStashOps", "stash-ops", "stash ops lowered">,
     Statistic<"numKeptOps", "kept-ops", "kept gather and release ops lowered">,
+    Statistic<"numProgressCalls", "progress-calls",
+              "distrt_progress calls added between issues and waits">,
   ];
 }
 

@@ -154,6 +154,15 @@ DISTRT_EXPORT distrt_status distrt_wait_send(distrt_handle handle,
                                              const void *send);
 /* *done = 1 when complete (the handle must still be waited on). */
 DISTRT_EXPORT distrt_status distrt_test(distrt_handle handle, int32_t *done);
+/* Lets every collective in flight advance without waiting for any: tests
+ * each pending op of the backend (a handle whose op completes here must still
+ * be waited on). OpenMPI's non-blocking collectives move only inside MPI
+ * calls, so compiled code calls this between the compute ops that lie
+ * between a collective's issue and its wait (docs/Design.md, "Progress").
+ * A cheap no-op when nothing is in flight, and on the self backend; the NCCL
+ * backend only queries its events. Fails (DISTRT_ERR_BACKEND, naming the op)
+ * when a pending op failed; that op's handle is then released. */
+DISTRT_EXPORT distrt_status distrt_progress(void);
 
 /* Blocking forms: the result of the async call and its wait, through the
  * backend's blocking path (OpenMPI's blocking collectives use its tuned

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir::dist {
@@ -45,9 +47,11 @@ public:
   Lowering(ModuleOp module) : module_(module) {}
 
   LogicalResult run();
-  unsigned numCollectives = 0, numStashOps = 0, numKeptOps = 0;
+  unsigned numCollectives = 0, numStashOps = 0, numKeptOps = 0,
+           numProgressCalls = 0;
 
 private:
+  void addProgressCalls();
   LogicalResult lowerCollective(CollectiveOpInterface op);
   LogicalResult lowerStash(StashGradOp op);
   LogicalResult lowerTakeStash(TakeStashOp op);
@@ -439,6 +443,49 @@ LogicalResult Lowering::lowerReleaseKept(ReleaseKeptOp op) {
   return success();
 }
 
+/// Whether `op` computes for long enough to be worth a progress call after
+/// it: a linalg op, an elementwise op on tensors (a linalg.generic once
+/// lowered), a loop, a call (but not into the runtime).
+bool isCompute(Operation *op) {
+  if (auto call = dyn_cast<CallOpInterface>(op)) {
+    auto callee =
+        dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
+    return !callee ||
+           !callee.getLeafReference().getValue().starts_with("distrt_");
+  }
+  if (isa<linalg::LinalgOp, LoopLikeOpInterface>(op))
+    return true;
+  return op->hasTrait<OpTrait::Elementwise>() &&
+         llvm::any_of(op->getResultTypes(), llvm::IsaPred<ShapedType>);
+}
+
+/// OpenMPI's non-blocking collectives advance only inside MPI calls, so a
+/// collective in flight while compiled code computes stalls until its wait.
+/// distrt_progress lets it advance: it is called after every compute op
+/// that lies between a collective's issue and its wait in the same block,
+/// and nowhere else, so a step with nothing in flight is unchanged
+/// (docs/Design.md, "Progress of in-flight collectives").
+void Lowering::addProgressCalls() {
+  SmallVector<Operation *> computes;
+  module_.walk([&](Block *block) {
+    llvm::SmallPtrSet<Value, 4> inFlight;
+    for (Operation &op : *block) {
+      if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+        inFlight.insert(collective.getResult());
+      else if (auto wait = dyn_cast<WaitOp>(op))
+        inFlight.erase(wait.getFuture());
+      else if (!inFlight.empty() && isCompute(&op))
+        computes.push_back(&op);
+    }
+  });
+  for (Operation *op : computes) {
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    callChecked(b, op->getLoc(), "distrt_progress", {});
+    ++numProgressCalls;
+  }
+}
+
 LogicalResult Lowering::run() {
   SmallVector<Operation *> ops;
   bool failed = false;
@@ -464,6 +511,7 @@ LogicalResult Lowering::run() {
   });
   if (failed)
     return failure();
+  addProgressCalls();
   for (Operation *op : ops) {
     LogicalResult result = success();
     if (auto collective = dyn_cast<CollectiveOpInterface>(op))
@@ -525,6 +573,7 @@ struct ConvertDistToRuntimePass
     numCollectives += lowering.numCollectives;
     numStashOps += lowering.numStashOps;
     numKeptOps += lowering.numKeptOps;
+    numProgressCalls += lowering.numProgressCalls;
   }
 };
 
