@@ -63,6 +63,10 @@ struct KeptEntry {
   distrt_dtype dtype;
 };
 
+/// The least time between two test rounds of distrt_progress: what the
+/// measured calls every 20 us gave (bench/README.md, section 7).
+constexpr std::chrono::microseconds kProgressInterval{20};
+
 struct State {
   std::mutex mutex;
   std::unique_ptr<Backend> backend;
@@ -76,6 +80,7 @@ struct State {
   // Handles.
   std::map<distrt_handle, PendingOp> pending;
   distrt_handle nextHandle = 1;
+  Clock::time_point lastProgress; // distrt_progress's last test round
   // Stash.
   std::map<std::string, StashEntry> stash;
   // Kept.

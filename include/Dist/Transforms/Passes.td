@@ -303,8 +303,9 @@ def DistScheduleCollectivesPass
     A collective is always allowed when nothing is in flight. 0: no limit.
   }];
   let options = [
-    Option<"maxInFlight", "max-in-flight", "int64_t", /*default=*/"0",
-           "the most collectives issued and not yet waited (0: no limit)">,
+    Option<"maxInFlight", "max-in-flight", "int64_t", /*default=*/"4",
+           "the most collectives issued and not yet waited (default 4; 0: "
+           "no limit)">,
     Option<"maxGatherBytesInFlight", "max-gather-bytes-in-flight", "int64_t",
            /*default=*/"52428800",
            "the most bytes of all_gather results in flight (default 50 MiB, "
