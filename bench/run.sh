@@ -4,10 +4,12 @@
 # lowering (compile_time.json/.png), the
 # runtime against raw MPI (runtime_vs_mpi.json), and step throughput and
 # memory with and without no_sync (step_throughput.json/.png), gather bytes
-# and memory with and without keep-gathered (keep_gathered.json). Prints each
+# and memory with and without keep-gathered (keep_gathered.json), buckets
+# and the overlap schedule on and off (overlap.txt, overlap_trace.png) and
+# the progress of in-flight collectives (progress_overlap.txt). Prints each
 # table. Installs gnuplot-nox for the plots if it is missing.
 # Environment: BUILD_DIR (default build), REPS (default 15), COMPILE_REPS
-# (default 9, the compile-time medians), LAYERS
+# (default 9, the compile-time medians), OVERLAP_REPS (default 3), LAYERS
 # (default 1,8,32,128,1024).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,6 +30,20 @@ echo "== runtime against raw MPI (2 ranks)"
   --json "$out/runtime_vs_mpi.json"
 echo "== keep-gathered: gather bytes and memory per window (comm report; ToyModel run on 2 ranks)"
 python3 "$root/bench/keep_gathered.py" --build "$build" --run --json "$out/keep_gathered.json"
+echo "== buckets and overlap schedule on and off (2 ranks, K = 4)"
+python3 "$root/bench/overlap.py" --build "$build" --reps "${OVERLAP_REPS:-3}" | tee "$out/overlap.txt"
+echo "== one sync step's timeline (wide MLP, DIST_TRACE)"
+trace=$(mktemp -d)
+python3 "$root/examples/gen_toy.py" --mode ddp --world 2 --in 256 --hidden 1024 --out 256 \
+  --batch 1 > "$trace/wide.mlir"
+"${mpi[@]}" -np 2 -x DIST_TRACE="$trace/t.json" "$build/bin/dist-run" "$trace/wide.mlir" \
+  --entry step --windows 1 --bucket-cap-bytes=0 > /dev/null
+python3 "$root/bench/trace_plot.py" --png "$out/overlap_trace.png" --collectives 4 \
+  "$trace/t.0.json" "$trace/t.1.json"
+rm -rf "$trace"
+echo "== progress of in-flight collectives (2 ranks)"
+"${mpi[@]}" -np 2 "${malloc[@]}" "$build/bin/progress_overlap" --sizes-kib 64,1024,16384 \
+  --reps 11 --chunks-us 20,100,1000 --sleeps-us 0,20,100 | tee "$out/progress_overlap.txt"
 echo "== compile time"
 python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
   --reps "${COMPILE_REPS:-9}" \

@@ -7,7 +7,7 @@ flight at once (from issue to the completion the runtime observed). Time the hos
 spends neither waiting nor issuing is compute, so a collective bar that
 extends over host time without a wait is communication overlapping compute.
 The span drawn is the last --collectives collectives of rank 0 (one sync
-step), with the compute before them.
+step), from the end of rank 0's previous wait (the compute before them).
 
 Usage: bench/trace_plot.py --png out.png --collectives 4 trace.0.json trace.1.json
 """
@@ -36,12 +36,16 @@ def main():
     last = comm0[-args.collectives:]
     begin = min(e["ts"] for e in last)
     end = max(e["ts"] + e["dur"] for e in last)
-    begin -= 0.5 * (end - begin)  # the compute before the first issue
+    # Start where rank 0's previous step ended (its last wait before the
+    # first of these issues), so the compute before the first issue shows.
+    before = [e["ts"] + e["dur"] for e in ranks[0] if e["tid"] == 0 and
+              e["ts"] + e["dur"] <= begin]
+    begin = max(before) if before else begin - 0.5 * (end - begin)
     # Rows: per rank, the host's waits, then one lane per collective in
     # flight at once (a collective takes the lowest lane free at its issue).
     rows, tics, y = [], [], 0
     for r, evs in enumerate(ranks):
-        shown = sorted((e for e in evs if e["ts"] + e["dur"] >= begin and e["ts"] <= end),
+        shown = sorted((e for e in evs if begin <= e["ts"] <= end),
                        key=lambda e: e["ts"])
         lanes = []  # end time of each lane's last collective
         placed = []

@@ -39,6 +39,8 @@
 //   always-sync = 4*(1556+832) = 9552 B, ring 4*1854 = 7416
 //   no_sync     = 4*1556 + 832   = 7056 B, ring 4728 + 672 = 5400
 //   two-round   = 4*1556 + 2*832 = 7888 B, ring 4728 + 1344 = 6072
+// Calls: 5 per synced micro-batch, 3 per no_sync one (the gathers and the
+// loss): always-sync 4*5 = 20, no_sync 3*3 + 5 = 14, two-round 14 + 2 = 16.
 //   saved 2496 B = 26.1% of always-sync
 // With K = 8: always 19104, no_sync 13280, two-round 14112.
 
@@ -48,9 +50,9 @@
 // CHECK: bwd all_gather 4 tensor<16x12xf32> 768 576.0 1  -
 // CHECK: bwd reduce_scatter 4 tensor<16x12xf32> 768 576.0 1  @w
 // CHECK: bwd all_reduce 4 tensor<16xf32> 64 96.0 1  @b
-// CHECK: always-sync 9552 bytes 7416.0 wire bytes/rank
-// CHECK: no_sync (one round) 7056 bytes 5400.0 wire bytes/rank
-// CHECK: two-round (Thunder) 7888 bytes 6072.0 wire bytes/rank
+// CHECK: always-sync 9552 bytes 7416.0 wire bytes/rank 20 calls
+// CHECK: no_sync (one round) 7056 bytes 5400.0 wire bytes/rank 14 calls
+// CHECK: two-round (Thunder) 7888 bytes 6072.0 wire bytes/rank 16 calls
 // CHECK: no_sync saves 2496 bytes per window (26.1% of always-sync)
 
 // JSON: "array": "tensor<16x12xf32>",
@@ -67,12 +69,15 @@
 // JSON-NEXT: "window": {
 // JSON-NEXT: "always_sync": {
 // JSON-NEXT: "bytes": 9552,
+// JSON-NEXT: "calls": 20,
 // JSON-NEXT: "wire_bytes_per_rank": 7416
 // JSON: "no_sync": {
 // JSON-NEXT: "bytes": 7056,
+// JSON-NEXT: "calls": 14,
 // JSON-NEXT: "wire_bytes_per_rank": 5400
 // JSON: "two_round": {
 // JSON-NEXT: "bytes": 7888,
+// JSON-NEXT: "calls": 16,
 // JSON-NEXT: "wire_bytes_per_rank": 6072
 
 // The ToyModel, ZeRO-3, W = 2, K = 4, f32: fc1.weight 16x12 (768 B),

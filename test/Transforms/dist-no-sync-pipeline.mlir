@@ -28,6 +28,14 @@
 // RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt --dist-no-sync-pipeline --dist-comm-report -o /dev/null | FileCheck %s --check-prefix=BUCKET
 // BUCKET: backward all_reduce 4 tensor<50304xf32> {{.*}} 1  @layers.0.attn_norm,@layers.0.wq,@layers.0.wk,@layers.0.wv,@layers.0.wo,@layers.0.ffn_norm,@layers.0.w_gate,@layers.0.w_up,@layers.0.w_down
 // BUCKET-NEXT: per window:
+// BUCKET-NEXT: always-sync 804864 bytes 1207296.0 wire bytes/rank 4 calls
+// BUCKET-NEXT: no_sync (one round) 201216 bytes 301824.0 wire bytes/rank 1 calls
+// BUCKET-NEXT: two-round (Thunder) 402432 bytes 603648.0 wire bytes/rank 2 calls
+// Without buckets the same bytes take one call per gradient: 9 per sync.
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt --dist-no-sync-pipeline=bucket-cap-bytes=0 --dist-comm-report -o /dev/null | FileCheck %s --check-prefix=UNBUCKETED
+// UNBUCKETED: always-sync 804864 bytes 1207296.0 wire bytes/rank 36 calls
+// UNBUCKETED-NEXT: no_sync (one round) 201216 bytes 301824.0 wire bytes/rank 9 calls
+// UNBUCKETED-NEXT: two-round (Thunder) 402432 bytes 603648.0 wire bytes/rank 18 calls
 // keep-gathered: ZeRO-3 and HSDP parameters are kept for the window (the
 // forward reuses, the backward variants keep, the sync step releases);
 // ZeRO-2 and DDP come out unchanged. Idempotent too.

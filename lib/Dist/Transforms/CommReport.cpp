@@ -268,8 +268,9 @@ struct DistCommReportPass
                            "two-round (Thunder)"};
     os << "per window:\n";
     for (int i = 0; i < 3; ++i)
-      os << llvm::formatv("  {0,-22} {1,14} bytes {2,16:F1} wire bytes/rank\n",
-                          names[i], totals[i].bytes, totals[i].wire);
+      os << llvm::formatv(
+          "  {0,-22} {1,14} bytes {2,16:F1} wire bytes/rank {3,8} calls\n",
+          names[i], totals[i].bytes, totals[i].wire, totals[i].calls);
     os << llvm::formatv("  no_sync saves {0} bytes per window ({1:F1}% of "
                         "always-sync)\n",
                         totals[0].bytes - totals[1].bytes,
@@ -325,10 +326,6 @@ struct DistCommReportPass
     }
     std::array<Totals, 3> totals = model().window(rows);
     auto total = [](const Totals &t) {
-      return llvm::json::Object{{"bytes", t.bytes},
-                                {"wire_bytes_per_rank", t.wire}};
-    };
-    auto gatherTotal = [](const Totals &t) {
       return llvm::json::Object{{"calls", t.calls},
                                 {"bytes", t.bytes},
                                 {"wire_bytes_per_rank", t.wire}};
@@ -343,8 +340,8 @@ struct DistCommReportPass
         {"keep_gathered",
          llvm::json::Object{
              {"kept_parameters", int64_t(WindowModel::numKept(rows))},
-             {"all_gather_without", gatherTotal(model().gathers(rows, true))},
-             {"all_gather_with", gatherTotal(model().gathers(rows, false))},
+             {"all_gather_without", total(model().gathers(rows, true))},
+             {"all_gather_with", total(model().gathers(rows, false))},
              {"held_bytes", run.held},
              {"held_bytes_beyond_shards", run.heldBeyondShards}}}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
