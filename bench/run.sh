@@ -6,8 +6,9 @@
 # memory with and without no_sync (step_throughput.json/.png), gather bytes
 # and memory with and without keep-gathered (keep_gathered.json), buckets
 # and the overlap schedule on and off (overlap.txt, overlap_trace.png) and
-# the progress of in-flight collectives (progress_overlap.txt). Prints each
-# table. Installs gnuplot-nox for the plots if it is missing.
+# the progress of in-flight collectives (progress_overlap.txt), and dist
+# against PyTorch DDP (vs_pytorch.json/.png; Debian's python3-torch, with the
+# OpenBLAS the runtime uses). Prints each table. Installs gnuplot-nox for the plots if it is missing.
 # Environment: BUILD_DIR (default build), REPS (default 15), COMPILE_REPS
 # (default 9, the compile-time medians), OVERLAP_REPS (default 3), LAYERS
 # (default 1,8,32,128,1024).
@@ -16,7 +17,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 out=$root/bench/results
 mkdir -p "$out"
-"$root/scripts/install-deps.sh" gnuplot-nox
+"$root/scripts/install-deps.sh" gnuplot-nox python3-torch
 BUILD_DIR=$build "$root/scripts/build.sh"
 mpi=(mpirun --oversubscribe --bind-to none)
 [ "$(id -u)" = 0 ] && mpi+=(--allow-run-as-root)
@@ -44,6 +45,9 @@ rm -rf "$trace"
 echo "== progress of in-flight collectives (2 ranks)"
 "${mpi[@]}" -np 2 "${malloc[@]}" "$build/bin/progress_overlap" --sizes-kib 64,1024,16384 \
   --reps 11 --chunks-us 20,100,1000 --sleeps-us 0,20,100 | tee "$out/progress_overlap.txt"
+echo "== dist against PyTorch DDP (2 ranks, K = 4)"
+python3 "$root/bench/vs_pytorch.py" --build "$build" --reps "${REPS:-15}" \
+  --json "$out/vs_pytorch.json" --png "$out/vs_pytorch.png"
 echo "== compile time"
 python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
   --reps "${COMPILE_REPS:-9}" \

@@ -1,17 +1,20 @@
 # dist_add_toy_step(<target> SOURCE <driver.cpp>
 #                   MODE <ddp|zero2|zero3|hsdp|hsdp-partial> WORLD <ranks>
 #                   [BUCKETS] [OPTIONS <pipeline options>...]
+#                   [LOWER_OPTIONS <-dist-lower-to-llvm options>...]
 #                   [GEN_ARGS <gen_toy.py args>...]
 #                   [DEFINES <definitions>...])
 #
 # Generates the ToyModel step with examples/gen_toy.py, compiles it ahead of
 # time (dist-opt --dist-no-sync-pipeline, --dist-lower-to-llvm, mlir-translate,
-# clang -O2; see docs/Design.md) and links it with <driver.cpp>, the step
+# clang -O3 -march=native; see docs/Design.md) and links it with <driver.cpp>, the step
 # runner (tools/StepRunner) and the runtime into bin/<target>. TOY_WORLD and
 # TOY_MODE are defined for the driver, which includes ToyModel.h. Without
 # BUCKETS the pipeline runs with bucket-cap-bytes=0: one collective per
 # parameter, which the parity drivers count. OPTIONS are more options of
-# -dist-no-sync-pipeline (e.g. schedule=false).
+# -dist-no-sync-pipeline (e.g. schedule=false), LOWER_OPTIONS of
+# -dist-lower-to-llvm (e.g. blas=false). The step is compiled for this
+# machine's CPU (-march=native): these binaries are built and run in place.
 #
 # Not beside its tool in tools/dist-toy-train/: the parity drivers there and
 # the step-throughput benchmark in bench/ both call it, so it is a project
@@ -21,7 +24,7 @@ find_program(DIST_CLANG NAMES clang-22 clang HINTS ${LLVM_TOOLS_BINARY_DIR} REQU
 find_program(DIST_MLIR_TRANSLATE mlir-translate HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 
 function(dist_add_toy_step target)
-  cmake_parse_arguments(ARG "BUCKETS" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES;OPTIONS" ${ARGN})
+  cmake_parse_arguments(ARG "BUCKETS" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES;OPTIONS;LOWER_OPTIONS" ${ARGN})
   set(mode_ids ddp 0 zero2 2 zero3 3 hsdp 4 hsdp-partial 4)
   list(FIND mode_ids ${ARG_MODE} at)
   if(at EQUAL -1)
@@ -49,6 +52,11 @@ function(dist_add_toy_step target)
   else()
     set(pipeline "--dist-no-sync-pipeline=${options}")
   endif()
+  set(lower --dist-lower-to-llvm)
+  if(ARG_LOWER_OPTIONS)
+    list(JOIN ARG_LOWER_OPTIONS " " lower_options)
+    set(lower "--dist-lower-to-llvm=${lower_options}")
+  endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}.step)
   add_custom_command(
     OUTPUT ${dir}/step.o
@@ -56,10 +64,10 @@ function(dist_add_toy_step target)
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/examples/gen_toy.py
             --mode ${gen_mode} --world ${ARG_WORLD} ${ARG_GEN_ARGS} > ${dir}/step.mlir
     COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.mlir ${pipeline} -o ${dir}/step.window.mlir
-    COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.window.mlir --dist-lower-to-llvm
+    COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.window.mlir ${lower}
             -o ${dir}/step.llvm.mlir
     COMMAND ${DIST_MLIR_TRANSLATE} --mlir-to-llvmir ${dir}/step.llvm.mlir -o ${dir}/step.ll
-    COMMAND ${DIST_CLANG} -O2 -fPIC -Wno-override-module -c ${dir}/step.ll -o ${dir}/step.o
+    COMMAND ${DIST_CLANG} -O3 -march=native -fPIC -Wno-override-module -c ${dir}/step.ll -o ${dir}/step.o
     DEPENDS dist-opt ${PROJECT_SOURCE_DIR}/examples/gen_toy.py
     COMMENT "Compiling the ToyModel step for ${target}")
   add_executable(${target} ${ARG_SOURCE} ${dir}/step.o)

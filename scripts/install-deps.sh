@@ -5,7 +5,8 @@ set -euo pipefail
 
 # Arguments name extra packages (e.g. scripts/fuzz.sh's sanitizer runtimes).
 pkgs=(cmake ninja-build g++ python3 lld llvm-22-dev llvm-22-tools libmlir-22-dev
-      mlir-22-tools clang-22 libopenmpi-dev openmpi-bin libgtest-dev python3-psutil python3-numpy "$@")
+      mlir-22-tools clang-22 libopenmpi-dev openmpi-bin libgtest-dev python3-psutil python3-numpy
+      libopenblas-serial-dev "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -12,6 +12,7 @@
 #include "Groups.h"
 #include "Handles.h"
 #include "Kept.h"
+#include "Matmul.h"
 #include "Stash.h"
 #include "State.h"
 
@@ -180,6 +181,22 @@ distrt_status distrt_kept_release(const char *param) {
 }
 
 int64_t distrt_kept_bytes(void) { return keptBytes(); }
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+distrt_status distrt_matmul(distrt_dtype dtype, int64_t batch, int64_t rows,
+                            int64_t cols, int64_t depth, const void *a,
+                            int64_t aBatch, int64_t aRow, int64_t aCol,
+                            const void *b, int64_t bBatch, int64_t bRow,
+                            int64_t bCol, void *c, int64_t cBatch, int64_t cRow,
+                            int64_t cCol) {
+  return matmul(dtype, batch, rows, cols, depth, {a, aBatch, aRow, aCol},
+                {b, bBatch, bRow, bCol}, {c, cBatch, cRow, cCol});
+}
+
+const char *distrt_matmul_blas(void) { return matmulBlasName(); }
 
 //===----------------------------------------------------------------------===//
 // Statistics

@@ -7,10 +7,13 @@
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 
 using namespace mlir;
 using namespace dist_step;
@@ -77,8 +80,19 @@ llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
     return error("lowering to LLVM failed");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // LLVM's -O3 for the host CPU, as clang -O3 -march=native compiles the
+  // AOT steps (cmake/DistToyStep.cmake): without a transformer the engine
+  // only runs the code generator, so elementwise loops stayed scalar.
+  auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!host)
+    return error("JIT: " + llvm::toString(host.takeError()));
+  auto machine = host->createTargetMachine();
+  if (!machine)
+    return error("JIT: " + llvm::toString(machine.takeError()));
   ExecutionEngineOptions engineOptions;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  engineOptions.transformer = makeOptimizingTransformer(
+      /*optLevel=*/3, /*sizeLevel=*/0, machine->get());
   std::vector<llvm::StringRef> libs(options.sharedLibPaths.begin(),
                                     options.sharedLibPaths.end());
   engineOptions.sharedLibPaths = libs;

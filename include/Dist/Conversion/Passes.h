@@ -14,16 +14,29 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::dist {
 
 #define GEN_PASS_DECL
 #include "Dist/Conversion/Passes.h.inc"
 
+/// Options of `-dist-lower-to-llvm`.
+struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
+  Option<bool> blas{*this, "blas",
+                    llvm::cl::desc("call the runtime's BLAS-backed "
+                                   "distrt_matmul for f32/f64 contractions "
+                                   "(-dist-outline-contractions) instead of "
+                                   "lowering them to scalar loops"),
+                    llvm::cl::init(true)};
+};
+
 /// Adds the passes from tensor-level dist IR to the LLVM dialect:
 /// synchronize expansion, -convert-dist-to-runtime, One-Shot Bufferize,
-/// buffer deallocation, loops, LLVM. Public functions get C interfaces.
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+/// buffer deallocation, contractions to distrt_matmul, loops, LLVM. Public
+/// functions get C interfaces.
+void buildLowerToLLVMPipeline(OpPassManager &pm,
+                              const LowerToLLVMOptions &options = {});
 
 /// Registers `-dist-lower-to-llvm`.
 void registerDistLoweringPipelines();

@@ -164,4 +164,46 @@ def SplitDistinctDeallocsPass
   ];
 }
 
+def OutlineContractionsPass
+    : Pass<"dist-outline-contractions", "::mlir::ModuleOp"> {
+  let summary = "call the runtime's BLAS-backed distrt_matmul for f32/f64 "
+                "contractions on buffers";
+  let description = [{
+    Part of `-dist-lower-to-llvm` (its `blas` option, on by default), after
+    bufferization and before `-convert-linalg-to-loops`, which would
+    otherwise turn every contraction into scalar loops. A linalg op on
+    buffers is replaced by one `distrt_matmul` call (docs/Runtime.md) when
+    it is a contraction by construction:
+      - `linalg::inferContractionDims` finds exactly one M, one N and one K
+        loop and at most one batch loop, and there are no other loops;
+      - two inputs and one init, every indexing map a permutation of the
+        loops its operand is indexed by: A by (batch,) M, K, B by (batch,)
+        K, N, C by (batch,) M, N, each once (no broadcast, no diagonal);
+      - the body is `yield(addf(acc, mulf(a, b)))` on the block's arguments
+        (either operand order), all of one type, f32 or f64.
+    That covers `linalg.matmul` and `batch_matmul` with any `indexing_maps`
+    (transposed forms) and the generics the generators and frontends write.
+    The call passes each operand's first element and its strides along the
+    batch, row and column roles, read from the buffer's strided metadata, so
+    any layout is right: the runtime calls the BLAS when each matrix is row-
+    or column-major and C overlaps no input, and runs the loops otherwise.
+    Anything else stays for the loops; nothing is refused.
+
+    Example:
+    ```mlir
+    linalg.generic {indexing_maps = [(m, n, k) -> (m, k), (m, n, k) -> (n, k),
+                                     (m, n, k) -> (m, n)], ...}
+        ins(%x, %w : memref<32x256xf32>, memref<1024x256xf32>)
+        outs(%y : memref<32x1024xf32>) { mulf, addf }
+    ```
+    becomes `distrt_matmul(DISTRT_F32, 1, 32, 1024, 256, x, _, 256, 1,
+    w, _, 1, 256, y, _, 1024, 1)` and its `distrt_check`: B's roles (K, N)
+    have strides (1, 256), a transposed matrix for the BLAS.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // DIST_CONVERSION_PASSES_TD

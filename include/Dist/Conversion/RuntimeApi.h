@@ -12,8 +12,11 @@
 #ifndef DIST_CONVERSION_RUNTIMEAPI_H
 #define DIST_CONVERSION_RUNTIMEAPI_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::dist {
 
@@ -27,6 +30,16 @@ FunctionType getRuntimeSignature(MLIRContext *ctx, StringRef name);
 /// calls the runtime by name and would bind anything else); a located error
 /// otherwise.
 LogicalResult checkRuntimeSymbols(ModuleOp module);
+
+/// The private declaration of runtime entry point `name` in `module`, with
+/// its C signature: the existing one, or a new one (checkRuntimeSymbols has
+/// refused any other use of the name).
+func::FuncOp getOrDeclareRuntimeFunc(ModuleOp module, StringRef name,
+                                     SymbolTableCollection &symbolTables);
+
+/// The address of a buffer's first element (aligned pointer + offset) as
+/// !llvm.ptr: views may start inside their buffer.
+Value buildBufferPointer(OpBuilder &b, Location loc, Value memref);
 
 } // namespace mlir::dist
 

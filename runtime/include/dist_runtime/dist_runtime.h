@@ -218,6 +218,25 @@ DISTRT_EXPORT distrt_status distrt_kept_release(const char *param);
 /* Bytes held by all kept gathers now. */
 DISTRT_EXPORT int64_t distrt_kept_bytes(void);
 
+/*--- compute ----------------------------------------------------------------*/
+
+/* C[n] += A[n] * B[n] for n < batch, where A[n] is rows x depth, B[n] depth x
+ * cols and C[n] rows x cols, each operand given by its first element and its
+ * element strides along (batch, row, column); f32 or f64. The contraction
+ * kernel of lowered steps (-dist-outline-contractions): it calls the BLAS the
+ * runtime was built with (distrt_matmul_blas) where each matrix is row- or
+ * column-major and C overlaps neither input, and plain loops otherwise.
+ * Needs no distrt_init. */
+DISTRT_EXPORT distrt_status distrt_matmul(
+    distrt_dtype dtype, int64_t batch, int64_t rows, int64_t cols,
+    int64_t depth, const void *a, int64_t a_batch_stride, int64_t a_row_stride,
+    int64_t a_col_stride, const void *b, int64_t b_batch_stride,
+    int64_t b_row_stride, int64_t b_col_stride, void *c,
+    int64_t c_batch_stride, int64_t c_row_stride, int64_t c_col_stride);
+/* The BLAS distrt_matmul calls ("" when the runtime was built without one:
+ * loops only). */
+DISTRT_EXPORT const char *distrt_matmul_blas(void);
+
 /*--- statistics
  * --------------------------------------------------------------*/
 

@@ -91,16 +91,7 @@ private:
 };
 
 func::FuncOp Lowering::runtimeFunc(StringRef name) {
-  FunctionType type = getRuntimeSignature(module_.getContext(), name);
-  assert(type && "not an entry point of dist_runtime.h");
-  // checkRuntimeSymbols has refused any other use of the name.
-  FailureOr<func::FuncOp> existing =
-      func::lookupFnDecl(module_, name, type, &symbolTables_);
-  if (succeeded(existing) && *existing)
-    return *existing;
-  OpBuilder b(module_.getContext());
-  return func::createFnDecl(b, module_, name, type, /*setPrivate=*/true,
-                            &symbolTables_);
+  return getOrDeclareRuntimeFunc(module_, name, symbolTables_);
 }
 
 void Lowering::callChecked(OpBuilder &b, Location loc, StringRef name,
@@ -111,17 +102,7 @@ void Lowering::callChecked(OpBuilder &b, Location loc, StringRef name,
 }
 
 Value Lowering::pointerOf(OpBuilder &b, Location loc, Value memref) {
-  auto type = cast<MemRefType>(memref.getType());
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  // base + offset * element size: views may start inside their buffer.
-  int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-  Value size = arith::ConstantIndexOp::create(b, loc, elementBytes);
-  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), size);
-  Value address = arith::AddIOp::create(b, loc, base, offset);
-  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
+  return buildBufferPointer(b, loc, memref);
 }
 
 Value Lowering::constantArray(OpBuilder &b, Location loc,

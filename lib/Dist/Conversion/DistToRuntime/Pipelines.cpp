@@ -150,7 +150,8 @@ struct CheckLoweredToLLVMPass
 };
 } // namespace
 
-void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                          const LowerToLLVMOptions &options) {
   pm.addPass(createDistExpandSynchronizePass());
   pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createConvertDistToRuntimePass());
@@ -181,6 +182,9 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Copies of returned arguments and constants (bufferization.clone).
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Contractions to the runtime's BLAS-backed kernel, the rest to loops.
+  if (options.blas)
+    pm.addPass(createOutlineContractionsPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(std::make_unique<SCFToControlFlowLastFirstPass>());
   // Views (memref.subview of a returned slice) as plain pointer arithmetic.
@@ -192,9 +196,11 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::dist::registerDistLoweringPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerToLLVMOptions>(
       "dist-lower-to-llvm",
       "lower a module with dist ops on tensors to the LLVM dialect, calling "
       "the dist runtime",
-      buildLowerToLLVMPipeline);
+      [](OpPassManager &pm, const LowerToLLVMOptions &options) {
+        buildLowerToLLVMPipeline(pm, options);
+      });
 }

@@ -10,8 +10,11 @@
 #include "Dist/IR/Diagnostics.h"
 #include "dist_runtime/dist_runtime.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -98,4 +101,31 @@ LogicalResult mlir::dist::checkRuntimeSymbols(ModuleOp module) {
     return diag << "'" << op.getName() << "'";
   }
   return success();
+}
+
+func::FuncOp
+mlir::dist::getOrDeclareRuntimeFunc(ModuleOp module, StringRef name,
+                                    SymbolTableCollection &symbolTables) {
+  FunctionType type = getRuntimeSignature(module.getContext(), name);
+  assert(type && "not an entry point of dist_runtime.h");
+  FailureOr<func::FuncOp> existing =
+      func::lookupFnDecl(module, name, type, &symbolTables);
+  if (succeeded(existing) && *existing)
+    return *existing;
+  OpBuilder b(module.getContext());
+  return func::createFnDecl(b, module, name, type, /*setPrivate=*/true,
+                            &symbolTables);
+}
+
+Value mlir::dist::buildBufferPointer(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  Value size = arith::ConstantIndexOp::create(b, loc, elementBytes);
+  Value offset = arith::MulIOp::create(b, loc, meta.getOffset(), size);
+  Value address = arith::AddIOp::create(b, loc, base, offset);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }

@@ -1,0 +1,163 @@
+//===- OutlineContractions.cpp - contractions on buffers to distrt_matmul -===//
+//
+// -dist-outline-contractions (include/Dist/Conversion/Passes.td): a linalg
+// op on buffers that is a plain f32/f64 contraction becomes one call of the
+// runtime's BLAS-backed kernel, with each operand's strides along the batch,
+// row and column roles. Everything else is left to -convert-linalg-to-loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Dist/Conversion/Passes.h"
+#include "Dist/Conversion/RuntimeApi.h"
+#include "Dist/IR/DistOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::dist {
+#define GEN_PASS_DEF_OUTLINECONTRACTIONSPASS
+#include "Dist/Conversion/Passes.h.inc"
+} // namespace mlir::dist
+
+using namespace mlir;
+
+namespace {
+
+/// The roles of a contraction's operands, in the runtime's order: A is
+/// (batch, M, K), B (batch, K, N), C (batch, M, N).
+enum Role { Batch = 0, Row = 1, Col = 2 };
+
+/// A matched contraction: for operand A, B, C and each role, the dimension
+/// of the operand that role indexes (-1: no batch loop).
+struct Contraction {
+  std::array<std::array<int64_t, 3>, 3> dimOf;
+};
+
+/// `yield(addf(acc, mulf(a, b)))` on the block's arguments, in either order.
+bool isMulAddBody(Block &block) {
+  if (block.getNumArguments() != 3 || block.getOperations().size() != 3)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&block.front());
+  auto add =
+      dyn_cast_if_present<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  auto yield = block.getTerminator();
+  if (!mul || !add || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != add.getResult())
+    return false;
+  auto isPair = [](Value x, Value y, Value p, Value q) {
+    return (x == p && y == q) || (x == q && y == p);
+  };
+  return isPair(mul.getLhs(), mul.getRhs(), block.getArgument(0),
+                block.getArgument(1)) &&
+         isPair(add.getLhs(), add.getRhs(), block.getArgument(2),
+                mul.getResult());
+}
+
+std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !isMulAddBody(*op.getBlock()))
+    return std::nullopt;
+  Type element;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || (element && type.getElementType() != element))
+      return std::nullopt;
+    element = type.getElementType();
+  }
+  if (!element.isF32() && !element.isF64())
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() > 1 ||
+      op.getNumLoops() != 3 + dims->batch.size())
+    return std::nullopt;
+  int64_t batch = dims->batch.empty() ? int64_t(-1) : int64_t(dims->batch[0]);
+  int64_t loopOf[3][3] = {{batch, dims->m[0], dims->k[0]},
+                          {batch, dims->k[0], dims->n[0]},
+                          {batch, dims->m[0], dims->n[0]}};
+  Contraction c;
+  for (auto [i, operand] : llvm::enumerate(op->getOpOperands())) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (map.getNumResults() != (batch < 0 ? 2u : 3u))
+      return std::nullopt;
+    for (int role = Batch; role <= Col; ++role) {
+      c.dimOf[i][role] = -1;
+      if (loopOf[i][role] < 0)
+        continue;
+      for (auto [dim, expr] : llvm::enumerate(map.getResults()))
+        if (auto d = dyn_cast<AffineDimExpr>(expr);
+            d && d.getPosition() == loopOf[i][role])
+          c.dimOf[i][role] = dim;
+      if (c.dimOf[i][role] < 0)
+        return std::nullopt;
+    }
+    // Every result is one of the roles' loops: no constant, no repeat.
+    llvm::SmallDenseSet<int64_t, 4> seen(c.dimOf[i].begin(), c.dimOf[i].end());
+    seen.erase(-1);
+    if (seen.size() != map.getNumResults())
+      return std::nullopt;
+  }
+  return c;
+}
+
+struct OutlineContractionsPass
+    : public dist::impl::OutlineContractionsPassBase<OutlineContractionsPass> {
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::LinalgOp, Contraction>> matched;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (std::optional<Contraction> c = matchContraction(op))
+        matched.emplace_back(op, *c);
+    });
+    SymbolTableCollection symbolTables;
+    for (auto &[op, c] : matched)
+      outline(op, c, symbolTables);
+  }
+
+  void outline(linalg::LinalgOp op, const Contraction &c,
+               SymbolTableCollection &symbolTables) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto i64 = [&](Value index) {
+      return arith::IndexCastOp::create(b, loc, b.getI64Type(), index)
+          .getResult();
+    };
+    Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 64);
+    SmallVector<Value> args;
+    SmallVector<memref::ExtractStridedMetadataOp> meta;
+    for (OpOperand &operand : op->getOpOperands())
+      meta.push_back(
+          memref::ExtractStridedMetadataOp::create(b, loc, operand.get()));
+    auto size = [&](int operand, Role role) {
+      int64_t dim = c.dimOf[operand][role];
+      return dim < 0 ? one : i64(meta[operand].getSizes()[dim]);
+    };
+    Type element = getElementTypeOrSelf(op->getOperand(0).getType());
+    args.push_back(arith::ConstantIntOp::create(
+        b, loc, *dist::getRuntimeDtype(element), 32));
+    args.append({size(2, Batch), size(2, Row), size(2, Col), size(0, Col)});
+    for (auto [i, operand] : llvm::enumerate(op->getOpOperands())) {
+      args.push_back(dist::buildBufferPointer(b, loc, operand.get()));
+      for (int role = Batch; role <= Col; ++role) {
+        int64_t dim = c.dimOf[i][role];
+        args.push_back(dim < 0 ? zero : i64(meta[i].getStrides()[dim]));
+      }
+    }
+    ModuleOp module = getOperation();
+    Value status =
+        func::CallOp::create(b, loc,
+                             dist::getOrDeclareRuntimeFunc(
+                                 module, "distrt_matmul", symbolTables),
+                             args)
+            .getResult(0);
+    func::CallOp::create(
+        b, loc,
+        dist::getOrDeclareRuntimeFunc(module, "distrt_check", symbolTables),
+        status);
+    op->erase();
+  }
+};
+
+} // namespace

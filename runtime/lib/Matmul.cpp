@@ -1,0 +1,188 @@
+//===- Matmul.cpp - the contraction kernel lowered code calls -------------===//
+//
+// -dist-outline-contractions replaces each f32/f64 contraction of a lowered
+// step (linalg.matmul, batch_matmul, transposed forms, generics that are
+// contractions) by a call to distrt_matmul. It calls the BLAS the runtime
+// was built with (OpenBLAS from Debian, single-threaded: one rank per core)
+// when each operand is a row- or column-major matrix, and otherwise a plain
+// loop with the semantics of the linalg op (docs/Design.md, "Compute").
+//
+//===----------------------------------------------------------------------===//
+
+#include "Matmul.h"
+
+#include "State.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#if DIST_RUNTIME_HAVE_CBLAS
+#include <cblas.h>
+#endif
+
+using namespace distrt;
+
+namespace {
+
+/// How BLAS sees a rows x cols operand in row-major terms: stored as is
+/// (row stride = leading dimension, unit column stride) or transposed (unit
+/// row stride). A dimension of size 1 may have any stride.
+struct BlasView {
+  bool transposed;
+  int64_t ld;
+};
+
+std::optional<BlasView> blasView(int64_t rows, int64_t cols, int64_t rowStride,
+                                 int64_t colStride) {
+  if (colStride == 1 || cols == 1) {
+    int64_t ld = rows == 1 ? std::max<int64_t>(1, cols) : rowStride;
+    if (ld >= std::max<int64_t>(1, cols) && ld <= INT_MAX)
+      return BlasView{false, ld};
+  }
+  if (rowStride == 1 || rows == 1) {
+    int64_t ld = cols == 1 ? std::max<int64_t>(1, rows) : colStride;
+    if (ld >= std::max<int64_t>(1, rows) && ld <= INT_MAX)
+      return BlasView{true, ld};
+  }
+  return std::nullopt;
+}
+
+/// The byte range [lo, hi) an operand of `batch` x `rows` x `cols` spans.
+struct Extent {
+  intptr_t lo, hi;
+};
+Extent extentOf(const MatmulOperand &op, int64_t batch, int64_t rows,
+                int64_t cols, int64_t elementBytes) {
+  intptr_t lo = 0, hi = 0;
+  for (auto [n, s] :
+       {std::pair{batch, op.batchStride}, std::pair{rows, op.rowStride},
+        std::pair{cols, op.colStride}}) {
+    intptr_t span = intptr_t(n - 1) * intptr_t(s);
+    (span < 0 ? lo : hi) += span;
+  }
+  auto base = reinterpret_cast<intptr_t>(op.data);
+  return {base + lo * elementBytes, base + (hi + 1) * elementBytes};
+}
+
+bool overlaps(Extent x, Extent y) { return x.lo < y.hi && y.lo < x.hi; }
+
+/// The linalg loops: for every (b, i, j), C += sum over p of A * B.
+template <typename T>
+void loops(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+           const MatmulOperand &a, const MatmulOperand &b,
+           const MatmulOperand &c) {
+  const T *pa = static_cast<const T *>(a.data);
+  const T *pb = static_cast<const T *>(b.data);
+  T *pc = static_cast<T *>(const_cast<void *>(c.data));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        T *out = pc + n * c.batchStride + i * c.rowStride + j * c.colStride;
+        for (int64_t p = 0; p < depth; ++p)
+          *out += pa[n * a.batchStride + i * a.rowStride + p * a.colStride] *
+                  pb[n * b.batchStride + p * b.rowStride + j * b.colStride];
+      }
+}
+
+#if DIST_RUNTIME_HAVE_CBLAS
+void gemm(float, bool ta, bool tb, int m, int n, int k, const void *a, int lda,
+          const void *b, int ldb, void *c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
+              static_cast<const float *>(a), lda, static_cast<const float *>(b),
+              ldb, 1.0f, static_cast<float *>(c), ldc);
+}
+void gemm(double, bool ta, bool tb, int m, int n, int k, const void *a, int lda,
+          const void *b, int ldb, void *c, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0,
+              static_cast<const double *>(a), lda,
+              static_cast<const double *>(b), ldb, 1.0,
+              static_cast<double *>(c), ldc);
+}
+
+/// C += A * B by BLAS, batch by batch; false when the strides or sizes do
+/// not fit it (the caller runs the loops).
+template <typename T>
+bool blas(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+          const MatmulOperand &a, const MatmulOperand &b,
+          const MatmulOperand &c) {
+  if (rows > INT_MAX || cols > INT_MAX || depth > INT_MAX)
+    return false;
+  std::optional<BlasView> va = blasView(rows, depth, a.rowStride, a.colStride);
+  std::optional<BlasView> vb = blasView(depth, cols, b.rowStride, b.colStride);
+  std::optional<BlasView> vc = blasView(rows, cols, c.rowStride, c.colStride);
+  if (!va || !vb || !vc)
+    return false;
+  for (int64_t n = 0; n < batch; ++n) {
+    const T *pa = static_cast<const T *>(a.data) + n * a.batchStride;
+    const T *pb = static_cast<const T *>(b.data) + n * b.batchStride;
+    T *pc = static_cast<T *>(const_cast<void *>(c.data)) + n * c.batchStride;
+    if (!vc->transposed)
+      gemm(T(), va->transposed, vb->transposed, int(rows), int(cols),
+           int(depth), pa, int(va->ld), pb, int(vb->ld), pc, int(vc->ld));
+    else // C^T = B^T A^T, row-major
+      gemm(T(), !vb->transposed, !va->transposed, int(cols), int(rows),
+           int(depth), pb, int(vb->ld), pa, int(va->ld), pc, int(vc->ld));
+  }
+  return true;
+}
+#endif
+
+template <typename T>
+void run(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+         const MatmulOperand &a, const MatmulOperand &b,
+         const MatmulOperand &c) {
+  // BLAS may not write into its inputs; the loops define what an aliased
+  // linalg op computes.
+  Extent ec = extentOf(c, batch, rows, cols, sizeof(T));
+  bool aliased = overlaps(ec, extentOf(a, batch, rows, depth, sizeof(T))) ||
+                 overlaps(ec, extentOf(b, batch, depth, cols, sizeof(T)));
+#if DIST_RUNTIME_HAVE_CBLAS
+  if (!aliased && blas<T>(batch, rows, cols, depth, a, b, c))
+    return;
+#else
+  (void)aliased;
+#endif
+  loops<T>(batch, rows, cols, depth, a, b, c);
+}
+
+} // namespace
+
+const char *distrt::matmulBlasName() {
+#if DIST_RUNTIME_HAVE_CBLAS
+  return DIST_RUNTIME_CBLAS_NAME;
+#else
+  return "";
+#endif
+}
+
+distrt_status distrt::matmul(distrt_dtype dtype, int64_t batch, int64_t rows,
+                             int64_t cols, int64_t depth, MatmulOperand a,
+                             MatmulOperand b, MatmulOperand c) {
+  if (batch < 0 || rows < 0 || cols < 0 || depth < 0)
+    return fail(DISTRT_ERR_INVALID,
+                "distrt_matmul: negative size (batch " + std::to_string(batch) +
+                    ", " + std::to_string(rows) + " x " +
+                    std::to_string(depth) + " times " + std::to_string(depth) +
+                    " x " + std::to_string(cols) + ")");
+  if (batch == 0 || rows == 0 || cols == 0 || depth == 0)
+    return DISTRT_OK; // C += an empty sum
+  if ((!a.data || !b.data || !c.data))
+    return fail(DISTRT_ERR_INVALID, "distrt_matmul: null buffer");
+  switch (dtype) {
+  case DISTRT_F32:
+    run<float>(batch, rows, cols, depth, a, b, c);
+    return DISTRT_OK;
+  case DISTRT_F64:
+    run<double>(batch, rows, cols, depth, a, b, c);
+    return DISTRT_OK;
+  default:
+    return fail(DISTRT_ERR_INVALID, "distrt_matmul: dtype " +
+                                        std::to_string(int(dtype)) +
+                                        " is not f32 or f64");
+  }
+}
