@@ -131,15 +131,15 @@ def main():
         }
         table.append(row)
         print(f'| {model} | {row["torch_window_ms"]:.3f} | {row["dist_window_ms"]:.3f} | '
-              f'{row["window"]:.2f}x | {row["always"]:.2f}x | {row["compute"]:.2f} | '
-              f'{row["round"]:.2f} | {row["no_sync"]:.2f}x |')
+              f'{row["window"]:.3g}x | {row["always"]:.3g}x | {row["compute"]:.3g} | '
+              f'{row["round"]:.3g} | {row["no_sync"]:.3g}x |')
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"dist": dist_runs, "torch": torch_runs, "table": table}, f, indent=1)
     if args.png:
         gnuplot(args.png, [[r["model"], f'{r["window"]:.4f}', f'{r["always"]:.4f}',
                             f'{1 / r["compute"]:.4f}'] for r in table], """
-set terminal png size 900,500
+set terminal png size 900,500 noenhanced
 set output '{png}'
 set title 'dist over PyTorch DDP (gloo, OpenBLAS): speed, 2 ranks, K = 4'
 set ylabel 'PyTorch time / dist time (> 1: dist faster)'
@@ -148,7 +148,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set logscale y
 set grid ytics
-set key top left
+set key top right
 plot '{data}' using 2:xtic(1) title 'no_sync window', '' using 3 title 'always-sync window', \\
      '' using 4 title 'compute micro-step'
 """)
