@@ -29,7 +29,7 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
-tools = ["dist-opt", "mlir-opt"]
+tools = ["dist-opt", "mlir-opt", "mlir-translate", "llvm-nm"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 dist_run = os.path.join(config.dist_tools_dir, "dist-run")
 if config.dist_sanitizers:
@@ -48,6 +48,11 @@ config.substitutions.append(
     ("%mlir_c_runner_utils", os.path.join(lib_dir, "libmlir_c_runner_utils.so")))
 config.substitutions.append(
     ("%dist_runtime", os.path.join(config.dist_obj_root, "lib", "libdist_runtime.so")))
+# Linking a lowered step ahead of time (clang, MLIR's runner utilities, the
+# runtime), as cmake/DistToyStep.cmake does.
+config.substitutions.append(("%mlir_lib_dir", lib_dir))
+config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clang")))
+config.substitutions.append(("%dist_lib_dir", os.path.join(config.dist_obj_root, "lib")))
 
 # Integration tests declare what they need with `REQUIRES:`.
 # numpy: Debian's python3-numpy lives under /usr/bin/python3, which a python3
@@ -77,5 +82,10 @@ if config.dist_sanitizers:
     config.substitutions.append(
         (r"(?<![\w/.-])mlir-runner(?![\w/.-])", f"env LD_PRELOAD={config.dist_asan_runtime} "
          f"ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS= {runner}"))
+    # The same for an ahead-of-time step linked against the runtime.
+    config.substitutions.append(
+        ("%aot_env", f"env LD_PRELOAD={config.dist_asan_runtime} "
+         "ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS="))
 else:
     llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])
+    config.substitutions.append(("%aot_env", ""))

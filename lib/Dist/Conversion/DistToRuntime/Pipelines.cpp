@@ -5,6 +5,8 @@
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -190,6 +192,17 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   // Views (memref.subview of a returned slice) as plain pointer arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // bf16 arithmetic in f32, rounded back to bf16 by integer ops (round to
+  // nearest even): LLVM would otherwise call compiler-rt's __truncsfbf2,
+  // which neither libgcc 12 nor Debian's compiler-rt provides, so a bf16
+  // step did not link. f16 goes to LLVM as is (libgcc has its helpers).
+  pm.addPass(math::createMathExtendToSupportedTypes());
+  arith::ArithEmulateUnsupportedFloatsOptions bf16InF32;
+  bf16InF32.sourceTypeStrs = {"bf16"};
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(bf16InF32));
+  arith::ArithExpandOpsPassOptions expandBf16;
+  expandBf16.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expandBf16));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(std::make_unique<CheckLoweredToLLVMPass>());
