@@ -4,8 +4,9 @@
 // step (linalg.matmul, batch_matmul, transposed forms, generics that are
 // contractions) by a call to distrt_matmul. It calls the BLAS the runtime
 // was built with (OpenBLAS from Debian, single-threaded: one rank per core)
-// when each operand is a row- or column-major matrix, and otherwise a plain
-// loop with the semantics of the linalg op (docs/Design.md, "Compute").
+// when each operand is a row- or column-major matrix and C overlaps no
+// input, and otherwise the op's own loops in its order, which define what an
+// op whose C overlaps an input computes (docs/Design.md, "Compute").
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,22 +70,49 @@ Extent extentOf(const MatmulOperand &op, int64_t batch, int64_t rows,
 
 bool overlaps(Extent x, Extent y) { return x.lo < y.hi && y.lo < x.hi; }
 
-/// The linalg loops: for every (b, i, j), C += sum over p of A * B.
+/// The op's loops, in its order: `roles[l]` is the role (DISTRT_LOOP_*) of
+/// loop l, outermost first; C += A * B element by element.
 template <typename T>
-void loops(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
+void loops(const int64_t extent[4], const int roles[], int numLoops,
            const MatmulOperand &a, const MatmulOperand &b,
            const MatmulOperand &c) {
   const T *pa = static_cast<const T *>(a.data);
   const T *pb = static_cast<const T *>(b.data);
   T *pc = static_cast<T *>(const_cast<void *>(c.data));
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        T *out = pc + n * c.batchStride + i * c.rowStride + j * c.colStride;
-        for (int64_t p = 0; p < depth; ++p)
-          *out += pa[n * a.batchStride + i * a.rowStride + p * a.colStride] *
-                  pb[n * b.batchStride + p * b.rowStride + j * b.colStride];
-      }
+  int64_t at[4] = {0, 0, 0, 0}; // by role: batch, row, col, depth
+  while (true) {
+    int64_t n = at[DISTRT_LOOP_BATCH], i = at[DISTRT_LOOP_ROW],
+            j = at[DISTRT_LOOP_COL], p = at[DISTRT_LOOP_DEPTH];
+    pc[n * c.batchStride + i * c.rowStride + j * c.colStride] +=
+        pa[n * a.batchStride + i * a.rowStride + p * a.colStride] *
+        pb[n * b.batchStride + p * b.rowStride + j * b.colStride];
+    int l = numLoops - 1; // the innermost loop moves first
+    for (; l >= 0; --l) {
+      if (++at[roles[l]] < extent[roles[l]])
+        break;
+      at[roles[l]] = 0;
+    }
+    if (l < 0)
+      return;
+  }
+}
+
+/// The roles of `loopOrder` (dist_runtime.h), or false when it is not a
+/// permutation of row, col, depth and, with 4 loops, batch.
+bool decodeOrder(int64_t loopOrder, int roles[4], int &numLoops) {
+  numLoops = int((loopOrder >> 16) & 0xf);
+  if ((numLoops != 3 && numLoops != 4) || (loopOrder >> 20) != 0 ||
+      ((loopOrder & 0xffff) >> (4 * numLoops)) != 0)
+    return false;
+  // Without a batch loop its index stays 0.
+  bool seen[4] = {numLoops == 3, false, false, false};
+  for (int l = 0; l < numLoops; ++l) {
+    roles[l] = int((loopOrder >> (4 * l)) & 0xf);
+    if (roles[l] > DISTRT_LOOP_DEPTH || seen[roles[l]])
+      return false;
+    seen[roles[l]] = true;
+  }
+  return true;
 }
 
 #if DIST_RUNTIME_HAVE_CBLAS
@@ -134,8 +162,8 @@ bool blas(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
 
 template <typename T>
 void run(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
-         const MatmulOperand &a, const MatmulOperand &b,
-         const MatmulOperand &c) {
+         const MatmulOperand &a, const MatmulOperand &b, const MatmulOperand &c,
+         const int roles[], int numLoops) {
   // BLAS may not write into its inputs; the loops define what an aliased
   // linalg op computes.
   Extent ec = extentOf(c, batch, rows, cols, sizeof(T));
@@ -147,7 +175,8 @@ void run(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
 #else
   (void)aliased;
 #endif
-  loops<T>(batch, rows, cols, depth, a, b, c);
+  const int64_t extent[4] = {batch, rows, cols, depth};
+  loops<T>(extent, roles, numLoops, a, b, c);
 }
 
 } // namespace
@@ -162,7 +191,18 @@ const char *distrt::matmulBlasName() {
 
 distrt_status distrt::matmul(distrt_dtype dtype, int64_t batch, int64_t rows,
                              int64_t cols, int64_t depth, MatmulOperand a,
-                             MatmulOperand b, MatmulOperand c) {
+                             MatmulOperand b, MatmulOperand c,
+                             int64_t loopOrder) {
+  int roles[4], numLoops = 0;
+  if (!decodeOrder(loopOrder, roles, numLoops))
+    return fail(DISTRT_ERR_INVALID,
+                "distrt_matmul: loop order " + std::to_string(loopOrder) +
+                    " is not a permutation of the row, column, depth (and "
+                    "batch) loops");
+  if (numLoops == 3 && batch != 1)
+    return fail(DISTRT_ERR_INVALID,
+                "distrt_matmul: 3 loops (no batch loop) but batch " +
+                    std::to_string(batch));
   if (batch < 0 || rows < 0 || cols < 0 || depth < 0)
     return fail(DISTRT_ERR_INVALID,
                 "distrt_matmul: negative size (batch " + std::to_string(batch) +
@@ -175,10 +215,10 @@ distrt_status distrt::matmul(distrt_dtype dtype, int64_t batch, int64_t rows,
     return fail(DISTRT_ERR_INVALID, "distrt_matmul: null buffer");
   switch (dtype) {
   case DISTRT_F32:
-    run<float>(batch, rows, cols, depth, a, b, c);
+    run<float>(batch, rows, cols, depth, a, b, c, roles, numLoops);
     return DISTRT_OK;
   case DISTRT_F64:
-    run<double>(batch, rows, cols, depth, a, b, c);
+    run<double>(batch, rows, cols, depth, a, b, c, roles, numLoops);
     return DISTRT_OK;
   default:
     return fail(DISTRT_ERR_INVALID, "distrt_matmul: dtype " +

@@ -191,9 +191,9 @@ distrt_status distrt_matmul(distrt_dtype dtype, int64_t batch, int64_t rows,
                             int64_t aBatch, int64_t aRow, int64_t aCol,
                             const void *b, int64_t bBatch, int64_t bRow,
                             int64_t bCol, void *c, int64_t cBatch, int64_t cRow,
-                            int64_t cCol) {
+                            int64_t cCol, int64_t loopOrder) {
   return matmul(dtype, batch, rows, cols, depth, {a, aBatch, aRow, aCol},
-                {b, bBatch, bRow, bCol}, {c, cBatch, cRow, cCol});
+                {b, bBatch, bRow, bCol}, {c, cBatch, cRow, cCol}, loopOrder);
 }
 
 const char *distrt_matmul_blas(void) { return matmulBlasName(); }

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -51,6 +52,15 @@ Layout layoutOf(Order order, int64_t batch, int64_t rows, int64_t cols) {
   return l;
 }
 
+/// The loop order (b, m, n, k), or (m, n, k) without a batch loop.
+int64_t order(bool batchLoop) {
+  return batchLoop
+             ? (4 << 16) | (DISTRT_LOOP_DEPTH << 12) | (DISTRT_LOOP_COL << 8) |
+                   (DISTRT_LOOP_ROW << 4) | DISTRT_LOOP_BATCH
+             : (3 << 16) | (DISTRT_LOOP_DEPTH << 8) | (DISTRT_LOOP_COL << 4) |
+                   DISTRT_LOOP_ROW;
+}
+
 template <typename T> distrt_dtype dtypeOf();
 template <> distrt_dtype dtypeOf<float>() { return DISTRT_F32; }
 template <> distrt_dtype dtypeOf<double>() { return DISTRT_F64; }
@@ -74,7 +84,7 @@ void checkCase(int64_t batch, int64_t m, int64_t n, int64_t k, Order oa,
   ASSERT_EQ(distrt_matmul(dtypeOf<T>(), batch, m, n, k, a.data() + la.offset,
                           la.sb, la.sr, la.sc, b.data() + lb.offset, lb.sb,
                           lb.sr, lb.sc, c.data() + lc.offset, lc.sb, lc.sr,
-                          lc.sc),
+                          lc.sc, order(batch != 1)),
             DISTRT_OK);
   std::vector<bool> written(c.size(), false);
   double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
@@ -114,54 +124,84 @@ TEST(Matmul, EveryLayoutAndSize) {
         }
 }
 
-TEST(Matmul, AliasedOutputGetsTheLoopsResult) {
-  // C is A: linalg's loops (i, j, p) read A's updated elements; BLAS may not
-  // be called on aliased buffers.
-  const int64_t n = 6;
-  std::vector<double> a(n * n), b(n * n);
+/// C is A, n x n: what each loop order of the linalg op computes (its
+/// loops read A's already updated elements), written out here loop by loop.
+std::vector<double> aliasedReference(std::vector<double> a,
+                                     const std::vector<double> &b, int64_t n,
+                                     const int roles[3]) {
+  int64_t at[4] = {0, 0, 0, 0};
+  for (at[roles[0]] = 0; at[roles[0]] < n; ++at[roles[0]])
+    for (at[roles[1]] = 0; at[roles[1]] < n; ++at[roles[1]])
+      for (at[roles[2]] = 0; at[roles[2]] < n; ++at[roles[2]]) {
+        int64_t i = at[DISTRT_LOOP_ROW], j = at[DISTRT_LOOP_COL],
+                p = at[DISTRT_LOOP_DEPTH];
+        a[i * n + j] += a[i * n + p] * b[p * n + j];
+      }
+  return a;
+}
+
+TEST(Matmul, AliasedOutputGetsTheOpsLoopOrder) {
+  // BLAS may not be called on aliased buffers; the loops must run in the
+  // op's order, every one of the six.
+  const int64_t n = 5;
+  std::vector<double> a0(n * n), b(n * n);
   for (int64_t x = 0; x < n * n; ++x) {
-    a[x] = 0.25 * double(x % 7) - 0.5;
+    a0[x] = 0.25 * double(x % 7) - 0.5;
     b[x] = 0.125 * double(x % 5) - 0.25;
   }
-  std::vector<double> expected = a;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < n; ++p)
-        expected[i * n + j] += expected[i * n + p] * b[p * n + j];
-  ASSERT_EQ(distrt_matmul(DISTRT_F64, 1, n, n, n, a.data(), 0, n, 1, b.data(),
-                          0, n, 1, a.data(), 0, n, 1),
-            DISTRT_OK);
-  for (int64_t x = 0; x < n * n; ++x)
-    EXPECT_EQ(a[x], expected[x]) << x;
+  int roles[3] = {DISTRT_LOOP_ROW, DISTRT_LOOP_COL, DISTRT_LOOP_DEPTH};
+  std::sort(roles, roles + 3);
+  do {
+    std::vector<double> expected = aliasedReference(a0, b, n, roles);
+    std::vector<double> a = a0;
+    int64_t loopOrder =
+        (3 << 16) | (roles[2] << 8) | (roles[1] << 4) | roles[0];
+    ASSERT_EQ(distrt_matmul(DISTRT_F64, 1, n, n, n, a.data(), 0, n, 1, b.data(),
+                            0, n, 1, a.data(), 0, n, 1, loopOrder),
+              DISTRT_OK);
+    for (int64_t x = 0; x < n * n; ++x)
+      ASSERT_EQ(a[x], expected[x])
+          << "element " << x << ", loops " << roles[0] << roles[1] << roles[2];
+  } while (std::next_permutation(roles, roles + 3));
 }
 
 TEST(Matmul, EmptySizesWriteNothing) {
   float c[4] = {1, 2, 3, 4};
   float a[1] = {9}, b[1] = {9};
-  EXPECT_EQ(
-      distrt_matmul(DISTRT_F32, 1, 2, 2, 0, a, 0, 0, 1, b, 0, 2, 1, c, 0, 2, 1),
-      DISTRT_OK);
-  EXPECT_EQ(
-      distrt_matmul(DISTRT_F32, 0, 2, 2, 1, a, 0, 1, 1, b, 0, 2, 1, c, 0, 2, 1),
-      DISTRT_OK);
+  EXPECT_EQ(distrt_matmul(DISTRT_F32, 1, 2, 2, 0, a, 0, 0, 1, b, 0, 2, 1, c, 0,
+                          2, 1, order(false)),
+            DISTRT_OK);
+  EXPECT_EQ(distrt_matmul(DISTRT_F32, 0, 2, 2, 1, a, 0, 1, 1, b, 0, 2, 1, c, 0,
+                          2, 1, order(true)),
+            DISTRT_OK);
   EXPECT_EQ(std::vector<float>(c, c + 4), (std::vector<float>{1, 2, 3, 4}));
 }
 
 TEST(Matmul, BadArgumentsAreErrors) {
   float x[4] = {};
-  EXPECT_EQ(
-      distrt_matmul(DISTRT_F16, 1, 2, 2, 2, x, 0, 2, 1, x, 0, 2, 1, x, 0, 2, 1),
-      DISTRT_ERR_INVALID);
-  EXPECT_NE(std::strstr(distrt_last_error(), "not f32 or f64"), nullptr)
-      << distrt_last_error();
-  EXPECT_EQ(distrt_matmul(DISTRT_F32, 1, -2, 2, 2, x, 0, 2, 1, x, 0, 2, 1, x, 0,
-                          2, 1),
-            DISTRT_ERR_INVALID);
-  EXPECT_NE(std::strstr(distrt_last_error(), "negative size"), nullptr)
-      << distrt_last_error();
-  EXPECT_EQ(distrt_matmul(DISTRT_F32, 1, 2, 2, 2, nullptr, 0, 2, 1, x, 0, 2, 1,
-                          x, 0, 2, 1),
-            DISTRT_ERR_INVALID);
+  auto call = [&](distrt_dtype dtype, int64_t batch, int64_t rows,
+                  const float *p, int64_t loopOrder) {
+    return distrt_matmul(dtype, batch, rows, 2, 2, p, 0, 2, 1, x, 0, 2, 1, x, 0,
+                         2, 1, loopOrder);
+  };
+  auto lastError = [](const char *part) {
+    return std::strstr(distrt_last_error(), part) != nullptr;
+  };
+  EXPECT_EQ(call(DISTRT_F16, 1, 2, x, order(false)), DISTRT_ERR_INVALID);
+  EXPECT_TRUE(lastError("not f32 or f64")) << distrt_last_error();
+  EXPECT_EQ(call(DISTRT_F32, 1, -2, x, order(false)), DISTRT_ERR_INVALID);
+  EXPECT_TRUE(lastError("negative size")) << distrt_last_error();
+  EXPECT_EQ(call(DISTRT_F32, 1, 2, nullptr, order(false)), DISTRT_ERR_INVALID);
+  // Loop orders: a role twice, a role out of range, no count, a batch
+  // loop missing with batch 2, bits past the count.
+  for (int64_t bad : {int64_t((3 << 16) | 0x111), int64_t((3 << 16) | 0x941),
+                      int64_t(0x321), int64_t((5 << 16) | 0x3210),
+                      int64_t((3 << 16) | 0x1321), int64_t(-1)}) {
+    EXPECT_EQ(call(DISTRT_F32, 1, 2, x, bad), DISTRT_ERR_INVALID) << bad;
+    EXPECT_TRUE(lastError("loop order")) << distrt_last_error();
+  }
+  EXPECT_EQ(call(DISTRT_F32, 2, 2, x, order(false)), DISTRT_ERR_INVALID);
+  EXPECT_TRUE(lastError("no batch loop")) << distrt_last_error();
 }
 
 } // namespace

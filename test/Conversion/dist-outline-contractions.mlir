@@ -16,7 +16,9 @@
 // CHECK-DAG: %[[M:.*]] = arith.constant 32 : i64
 // CHECK-DAG: %[[N:.*]] = arith.constant 1024 : i64
 // CHECK-DAG: %[[K:.*]] = arith.constant 256 : i64
-// CHECK: %[[S:.*]] = call @distrt_matmul(%[[F32]], %[[ONE]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[ZERO]], %[[K]], %[[ONE]], %{{.*}}, %[[ZERO]], %[[ONE]], %[[K]], %{{.*}}, %[[ZERO]], %[[N]], %[[ONE]])
+// The loop order: 3 loops, (row, col, depth) = 0x30321.
+// CHECK-DAG: %[[ORDER:.*]] = arith.constant 197409 : i64
+// CHECK: %[[S:.*]] = call @distrt_matmul(%[[F32]], %[[ONE]], %[[M]], %[[N]], %[[K]], %{{.*}}, %[[ZERO]], %[[K]], %[[ONE]], %{{.*}}, %[[ZERO]], %[[ONE]], %[[K]], %{{.*}}, %[[ZERO]], %[[N]], %[[ONE]], %[[ORDER]])
 // CHECK: call @distrt_check(%[[S]])
 // CHECK-NOT: linalg.generic
 #mk = affine_map<(m, n, k) -> (m, k)>
@@ -45,7 +47,8 @@ func.func @x_wt(%a: memref<32x256xf32>, %b: memref<1024x256xf32>, %c: memref<32x
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i64
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : i64
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : i64
-// CHECK: call @distrt_matmul(%[[F64]], %[[ONE]], %[[C8]], %[[C16]], %[[C4]], %{{.*}}, %[[ZERO]], %[[ONE]], %[[C8]], %{{.*}}, %[[ZERO]], %[[C16]], %[[ONE]], %{{.*}}, %[[ZERO]], %[[C16]], %[[ONE]])
+// CHECK-DAG: %[[ORDER:.*]] = arith.constant 197409 : i64
+// CHECK: call @distrt_matmul(%[[F64]], %[[ONE]], %[[C8]], %[[C16]], %[[C4]], %{{.*}}, %[[ZERO]], %[[ONE]], %[[C8]], %{{.*}}, %[[ZERO]], %[[C16]], %[[ONE]], %{{.*}}, %[[ZERO]], %[[C16]], %[[ONE]], %[[ORDER]])
 #a = affine_map<(n, k, m) -> (m, n)>
 #b = affine_map<(n, k, m) -> (m, k)>
 #c = affine_map<(n, k, m) -> (n, k)>
@@ -59,6 +62,33 @@ func.func @weight_grad(%dy: memref<4x8xf64>, %x: memref<4x16xf64>, %dw: memref<8
   }
   return
 }
+
+// -----
+
+// The reduction loop outermost: loop_order (depth, row, col) = 0x30213,
+// the order the runtime's loops follow when C overlaps A or B.
+// CHECK-LABEL: func.func @k_first(
+// CHECK: %[[ORDER:.*]] = arith.constant 197139 : i64
+// CHECK: call @distrt_matmul({{.*}}, %[[ORDER]])
+func.func @k_first(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(k, m, n) -> (m, k)>, affine_map<(k, m, n) -> (k, n)>,
+                                   affine_map<(k, m, n) -> (m, n)>],
+                  iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A module that already declares distrt_matmul with another signature is
+// refused, not given a renamed copy.
+// RUN: not dist-opt %S/Inputs/outline-contractions-clash.mlir -dist-outline-contractions 2>&1 | FileCheck %s --check-prefix=CLASH
+// CLASH: error: {{.*}}distrt_matmul
 
 // -----
 

@@ -186,8 +186,9 @@ def OutlineContractionsPass
     The call passes each operand's first element and its strides along the
     batch, row and column roles, read from the buffer's strided metadata, so
     any layout is right: the runtime calls the BLAS when each matrix is row-
-    or column-major and C overlaps no input, and runs the loops otherwise.
-    Anything else stays for the loops; nothing is refused.
+    or column-major and C overlaps no input, and runs the op's loops in the
+    op's order otherwise. Anything else stays for the loops. A module that
+    uses the name `distrt_matmul` for something else is refused.
 
     Example:
     ```mlir
@@ -197,8 +198,10 @@ def OutlineContractionsPass
         outs(%y : memref<32x1024xf32>) { mulf, addf }
     ```
     becomes `distrt_matmul(DISTRT_F32, 1, 32, 1024, 256, x, _, 256, 1,
-    w, _, 1, 256, y, _, 1024, 1)` and its `distrt_check`: B's roles (K, N)
-    have strides (1, 256), a transposed matrix for the BLAS.
+    w, _, 1, 256, y, _, 1024, 1, 0x30321)` and its `distrt_check`: B's roles
+    (K, N) have strides (1, 256), a transposed matrix for the BLAS; the last
+    argument is the op's loop order (M, N, K), which the runtime's loops
+    follow when C overlaps an input (hand-written buffer IR can do that).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

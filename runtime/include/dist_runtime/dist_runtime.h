@@ -225,14 +225,24 @@ DISTRT_EXPORT int64_t distrt_kept_bytes(void);
  * element strides along (batch, row, column); f32 or f64. The contraction
  * kernel of lowered steps (-dist-outline-contractions): it calls the BLAS the
  * runtime was built with (distrt_matmul_blas) where each matrix is row- or
- * column-major and C overlaps neither input, and plain loops otherwise.
- * Needs no distrt_init. */
+ * column-major and C overlaps neither input, and otherwise runs the op's own
+ * loops in `loop_order`, which then also defines what an op whose C
+ * overlaps an input computes: the roles of its loops, outermost first, one
+ * per 4 bits from bit 0 (DISTRT_LOOP_BATCH, _ROW, _COL, _DEPTH), and their
+ * count (3 or 4) in bits 16 to 19. Needs no distrt_init. */
+enum {
+  DISTRT_LOOP_BATCH = 0,
+  DISTRT_LOOP_ROW = 1,
+  DISTRT_LOOP_COL = 2,
+  DISTRT_LOOP_DEPTH = 3
+};
 DISTRT_EXPORT distrt_status distrt_matmul(
     distrt_dtype dtype, int64_t batch, int64_t rows, int64_t cols,
     int64_t depth, const void *a, int64_t a_batch_stride, int64_t a_row_stride,
     int64_t a_col_stride, const void *b, int64_t b_batch_stride,
     int64_t b_row_stride, int64_t b_col_stride, void *c,
-    int64_t c_batch_stride, int64_t c_row_stride, int64_t c_col_stride);
+    int64_t c_batch_stride, int64_t c_row_stride, int64_t c_col_stride,
+    int64_t loop_order);
 /* The BLAS distrt_matmul calls ("" when the runtime was built without one:
  * loops only). */
 DISTRT_EXPORT const char *distrt_matmul_blas(void);

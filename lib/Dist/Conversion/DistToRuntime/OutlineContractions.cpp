@@ -10,6 +10,7 @@
 #include "Dist/Conversion/Passes.h"
 #include "Dist/Conversion/RuntimeApi.h"
 #include "Dist/IR/DistOps.h"
+#include "dist_runtime/dist_runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -32,6 +33,8 @@ enum Role { Batch = 0, Row = 1, Col = 2 };
 /// of the operand that role indexes (-1: no batch loop).
 struct Contraction {
   std::array<std::array<int64_t, 3>, 3> dimOf;
+  /// The op's loops, outermost first, as distrt_matmul's loop_order.
+  int64_t loopOrder;
 };
 
 /// `yield(addf(acc, mulf(a, b)))` on the block's arguments, in either order.
@@ -78,6 +81,14 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
                           {batch, dims->k[0], dims->n[0]},
                           {batch, dims->m[0], dims->n[0]}};
   Contraction c;
+  c.loopOrder = int64_t(op.getNumLoops()) << 16;
+  for (unsigned l = 0; l < op.getNumLoops(); ++l) {
+    int64_t role = int64_t(l) == batch ? DISTRT_LOOP_BATCH
+                   : l == dims->m[0]   ? DISTRT_LOOP_ROW
+                   : l == dims->n[0]   ? DISTRT_LOOP_COL
+                                       : DISTRT_LOOP_DEPTH;
+    c.loopOrder |= role << (4 * l);
+  }
   for (auto [i, operand] : llvm::enumerate(op->getOpOperands())) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (map.getNumResults() != (batch < 0 ? 2u : 3u))
@@ -105,6 +116,9 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
 struct OutlineContractionsPass
     : public dist::impl::OutlineContractionsPassBase<OutlineContractionsPass> {
   void runOnOperation() override {
+    // The call binds whatever the module holds under the runtime's name.
+    if (failed(dist::checkRuntimeSymbols(getOperation())))
+      return signalPassFailure();
     SmallVector<std::pair<linalg::LinalgOp, Contraction>> matched;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (std::optional<Contraction> c = matchContraction(op))
@@ -145,6 +159,7 @@ struct OutlineContractionsPass
         args.push_back(dim < 0 ? zero : i64(meta[i].getStrides()[dim]));
       }
     }
+    args.push_back(arith::ConstantIntOp::create(b, loc, c.loopOrder, 64));
     ModuleOp module = getOperation();
     Value status =
         func::CallOp::create(b, loc,
