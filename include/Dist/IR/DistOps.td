@@ -100,6 +100,13 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     results holding its gradient `{dist.grad = @name}`; both are verified
     against this declaration.
 
+    `reduce_dtype` (a float type; default: the parameter's element type) is
+    the type its gradient is accumulated and reduced in, FSDP's
+    `MixedPrecisionPolicy(reduce_dtype=...)`: the no_sync stash holds the
+    gradient converted to it, the sync step adds the last gradient to the
+    stash, pre-averages and communicates in it, and converts the synced
+    gradient back to the element type (docs/Design.md, "Element types").
+
     Example:
 
     ```mlir
@@ -110,6 +117,9 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     dist.mesh @hsdp shape = [2, 4]
     dist.parameter @w : tensor<4x64xf32> fully_sharded on @hsdp axes = [1]
         replicate_axes = [0]
+
+    dist.parameter @emb : tensor<8x16xbf16> fully_sharded on @world
+        reduce_dtype = f32
     ```
   }];
   let arguments = (ins
@@ -118,11 +128,13 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     Dist_SyncKind:$kind,
     FlatSymbolRefAttr:$mesh,
     DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
-    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$replicate_axes
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$replicate_axes,
+    OptionalAttr<TypeAttr>:$reduce_dtype
   );
   let assemblyFormat = [{
     $sym_name `:` $type $kind `on` $mesh (`axes` `=` $axes^)?
-    (`replicate_axes` `=` $replicate_axes^)? attr-dict
+    (`replicate_axes` `=` $replicate_axes^)?
+    (`reduce_dtype` `=` $reduce_dtype^)? attr-dict
   }];
   let extraClassDeclaration = [{
     /// The type of the parameter's local gradient before any communication:
@@ -133,6 +145,12 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
     }
     bool isSharded() { return getKind() == SyncKind::FullySharded; }
+    /// The element type the gradient is stashed and reduced in.
+    ::mlir::Type getReduceElementType() {
+      if (std::optional<::mlir::Type> t = getReduceDtype())
+        return *t;
+      return getLocalType().getElementType();
+    }
   }];
 }
 

@@ -14,6 +14,8 @@
 
 #include "Dist/IR/DistOps.h"
 
+#include "mlir/IR/Builders.h"
+
 namespace mlir::dist {
 
 /// One collective of a gradient sync: always a sum, followed by its wait.
@@ -38,6 +40,9 @@ struct GradSyncPlan {
   /// (its local type).
   RankedTensorType localGradType;
   RankedTensorType syncedType;
+  /// The element type of the stash, the pre-averaging and the collectives:
+  /// the parameter's reduce_dtype, by default its element type.
+  FloatType reduceType;
   /// The stage on `axes`, then the one on `replicate_axes` if any.
   SmallVector<GradSyncStage, 2> stages;
 
@@ -49,13 +54,31 @@ struct GradSyncPlan {
   static bool preAverages(GradSyncPhase phase) {
     return phase != GradSyncPhase::Replicate;
   }
-  RankedTensorType inputTypeOf(GradSyncPhase phase) const {
-    return stagesOf(phase).front().inputType;
+  /// `type` in the reduce type.
+  RankedTensorType reduced(RankedTensorType type) const {
+    return type.clone(reduceType);
   }
+  /// The input of a phase in the gradient's element type; in the reduce
+  /// type it is accepted too (the sync step's `take_stash + g`).
+  RankedTensorType inputTypeOf(GradSyncPhase phase) const {
+    return phase == GradSyncPhase::Replicate ? syncedType : localGradType;
+  }
+  /// The shard phase leaves its result in the reduce type (HSDP partial
+  /// no_sync stashes it, the replicate phase reduces it); the full and
+  /// replicate phases convert back to the gradient's element type.
   RankedTensorType resultTypeOf(GradSyncPhase phase) const {
-    return stagesOf(phase).back().resultType;
+    return phase == GradSyncPhase::Shard ? reduced(syncedType) : syncedType;
+  }
+  /// The type of the stash: the unsharded gradient, or under HSDP partial
+  /// no_sync the shard, in the reduce type.
+  RankedTensorType stashTypeOf(bool shard) const {
+    return reduced(shard ? syncedType : localGradType);
   }
 };
+
+/// `value` (a float tensor) with element type `to`: arith.extf or
+/// arith.truncf, or `value` itself when it already has it.
+Value convertElements(OpBuilder &builder, Location loc, Value value, Type to);
 
 /// Derives the sync of `param`'s gradient. Fails, with the reason in `why`,
 /// when it cannot be expressed: a non-float element type (no pre-averaging),

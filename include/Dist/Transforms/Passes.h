@@ -58,6 +58,12 @@ struct NoSyncPipelineOptions
                      "micro-batch (-dist-keep-gathered; the window must not "
                      "contain an optimizer step)"),
       llvm::cl::init(false)};
+  PassOptions::Option<std::string> reduceDtype{
+      *this, "reduce-dtype",
+      llvm::cl::desc("the reduce_dtype of parameters that declare none "
+                     "(e.g. f32 for a bf16 model: stash, pre-averaging and "
+                     "collectives in f32); empty: their element type"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> suffix{
       *this, "no-sync-suffix",
       llvm::cl::desc("name suffix of the no_sync backward variant"),

@@ -59,6 +59,30 @@ def DistInsertGradSyncPass
   ];
 }
 
+def DistSetReduceDtypePass
+    : Pass<"dist-set-reduce-dtype", "::mlir::ModuleOp"> {
+  let summary = "give parameters a default reduce_dtype";
+  let description = [{
+    Sets `reduce_dtype = <dtype>` on every `dist.parameter` of float element
+    type that has none and whose element type differs: the no_sync
+    pipeline's `reduce-dtype` option (FSDP2's
+    `MixedPrecisionPolicy(reduce_dtype=...)` for the whole model; a
+    parameter's own `reduce_dtype` wins). Runs before any gradient sync is
+    built, since the stash and the collectives take their types from it.
+    An empty `dtype` does nothing; anything but a float type is an error.
+
+    ```mlir
+    dist.parameter @w : tensor<8x4xbf16> fully_sharded on @world
+    // -dist-set-reduce-dtype=dtype=f32:
+    dist.parameter @w : tensor<8x4xbf16> fully_sharded on @world reduce_dtype = f32
+    ```
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"\"",
+           "the reduce type (a float type, e.g. f32); empty: none">,
+  ];
+}
+
 def DistExpandGradSyncPass
     : Pass<"dist-expand-grad-sync", "::mlir::ModuleOp"> {
   let summary = "write out each dist.grad_sync as its collectives";

@@ -225,6 +225,13 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << "sharding axes, but axis " << axis
                            << " is in both";
   }
+  if (std::optional<Type> reduce = getReduceDtype()) {
+    if (!isa<FloatType>(*reduce) ||
+        !isa<FloatType>(getLocalType().getElementType()))
+      return emitOpError() << "expected reduce_dtype to be a float type, for "
+                           << "a parameter of float element type, but got "
+                           << *reduce << " for " << getLocalType();
+  }
   if (isSharded() && getLocalType().getRank() == 0)
     return emitOpError("expected a fully_sharded parameter to have rank >= 1, "
                        "but it is a scalar");
@@ -468,18 +475,24 @@ static LogicalResult verifyStashType(Operation *op, FlatSymbolRefAttr paramRef,
   if (!param)
     return op->emitOpError() << "expected " << paramRef
                              << " to name a dist.parameter, but it does not";
-  RankedTensorType unsharded = param.getUnshardedType(&symbolTable);
+  // In the parameter's reduce type (its element type by default).
+  Type element = param.getReduceElementType();
+  RankedTensorType unsharded =
+      param.getUnshardedType(&symbolTable).clone(element);
   if (type == unsharded)
     return success();
   // HSDP partial no_sync stashes the reduce-scattered, sharded gradient.
   bool hybrid = !param.getReplicateAxes().empty();
-  if (hybrid && type == param.getLocalType())
+  RankedTensorType sharded = param.getLocalType().clone(element);
+  if (hybrid && type == sharded)
     return success();
   InFlightDiagnostic diag =
       op->emitOpError() << "expected the stash of " << paramRef
                         << " to have its unsharded gradient type " << unsharded;
   if (hybrid)
-    diag << " or its sharded type " << param.getLocalType();
+    diag << " or its sharded type " << sharded;
+  if (element != param.getLocalType().getElementType())
+    diag << " (its reduce_dtype)";
   return diag << ", but got " << type;
 }
 

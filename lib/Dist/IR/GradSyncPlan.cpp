@@ -2,6 +2,8 @@
 
 #include "Dist/IR/GradSyncPlan.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -58,18 +60,26 @@ FailureOr<GradSyncPlan> mlir::dist::getGradSyncPlan(
     return failure();
   }
 
-  // The pre-averaging divides by W in the element type: W must be exact
+  plan.reduceType = dyn_cast<FloatType>(param.getReduceElementType());
+  if (!plan.reduceType) {
+    why = "its reduce_dtype is not a float type";
+    return failure();
+  }
+  // The pre-averaging divides by W in the reduce type: W must be exact
   // there (f16 rounds 65536 to inf, bf16 rounds 257 to 256).
   {
     llvm::APFloat w(double(plan.factor));
     bool lost = false;
-    llvm::APFloat::opStatus status = w.convert(
-        cast<FloatType>(plan.syncedType.getElementType()).getFloatSemantics(),
-        llvm::APFloat::rmNearestTiesToEven, &lost);
+    llvm::APFloat::opStatus status =
+        w.convert(plan.reduceType.getFloatSemantics(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
     if (lost || status != llvm::APFloat::opOK || !w.isFinite()) {
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << plan.reduceType;
       why = "its data-parallel degree " + std::to_string(plan.factor) +
-            " is not exact in its element type, so the pre-averaging "
-            "cannot divide by it";
+            " is not exact in its reduce type " + type +
+            ", so the pre-averaging cannot divide by it";
       return failure();
     }
   }
@@ -82,17 +92,30 @@ FailureOr<GradSyncPlan> mlir::dist::getGradSyncPlan(
     }
     plan.localGradType = plan.syncedType.clone(shape);
   }
+  RankedTensorType shard = plan.reduced(plan.syncedType);
   plan.stages.push_back({param.isSharded() ? CollectiveKind::ReduceScatter
                                            : CollectiveKind::AllReduce,
-                         param.getAxesAttr(), *shardGroup, plan.localGradType,
-                         plan.syncedType,
+                         param.getAxesAttr(), *shardGroup,
+                         plan.reduced(plan.localGradType), shard,
                          /*onReplicateAxes=*/false});
   if (hybrid)
     plan.stages.push_back({CollectiveKind::AllReduce,
-                           param.getReplicateAxesAttr(), *replicateGroup,
-                           plan.syncedType, plan.syncedType,
+                           param.getReplicateAxesAttr(), *replicateGroup, shard,
+                           shard,
                            /*onReplicateAxes=*/true});
   return plan;
+}
+
+Value mlir::dist::convertElements(OpBuilder &builder, Location loc, Value value,
+                                  Type to) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto from = cast<FloatType>(type.getElementType());
+  if (from == to)
+    return value;
+  RankedTensorType result = type.clone(to);
+  if (from.getWidth() < cast<FloatType>(to).getWidth())
+    return arith::ExtFOp::create(builder, loc, result, value);
+  return arith::TruncFOp::create(builder, loc, result, value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -119,12 +142,17 @@ LogicalResult GradSyncOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << stringifyGradSyncPhase(phase)
                          << ", which does not average (the scale belongs to "
                             "the shard phase)";
-  if (getGrad().getType() != plan->inputTypeOf(phase))
-    return emitOpError() << "expected the input of phase "
-                         << stringifyGradSyncPhase(phase) << " of the sync of "
-                         << getParamAttr() << " to have type "
-                         << plan->inputTypeOf(phase) << ", but got "
-                         << getGrad().getType();
+  RankedTensorType input = plan->inputTypeOf(phase);
+  if (getGrad().getType() != input &&
+      getGrad().getType() != plan->reduced(input)) {
+    InFlightDiagnostic diag =
+        emitOpError() << "expected the input of phase "
+                      << stringifyGradSyncPhase(phase) << " of the sync of "
+                      << getParamAttr() << " to have type " << input;
+    if (plan->reduced(input) != input)
+      diag << " or, in its reduce_dtype, " << plan->reduced(input);
+    return diag << ", but got " << getGrad().getType();
+  }
   if (getResult().getType() != plan->resultTypeOf(phase))
     return emitOpError() << "expected the result of phase "
                          << stringifyGradSyncPhase(phase) << " of the sync of "

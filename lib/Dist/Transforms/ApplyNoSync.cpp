@@ -132,9 +132,10 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
         stashed = t.shardSync.getResult();
       } else {
         OpBuilder builder(t.sync);
-        stashed = GradSyncOp::create(
-            builder, t.sync.getLoc(), t.plan.syncedType, t.sync.getGrad(),
-            param.getValue(), GradSyncPhase::Shard, t.sync.getScale());
+        stashed = GradSyncOp::create(builder, t.sync.getLoc(),
+                                     t.plan.resultTypeOf(GradSyncPhase::Shard),
+                                     t.sync.getGrad(), param.getValue(),
+                                     GradSyncPhase::Shard, t.sync.getScale());
       }
     } else if (t.isSplit()) {
       dead.push_back(t.shardSync);
@@ -148,7 +149,12 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
       builder.setInsertionPointAfter(producer);
     else
       builder.setInsertionPointToStart(&func.getBody().front());
-    anchor = StashGradOp::create(builder, stashed.getLoc(), stashed, param);
+    // In the reduce type: a no-op unless the parameter has a reduce_dtype.
+    Value converted =
+        convertElements(builder, stashed.getLoc(), stashed, t.plan.reduceType);
+    if (converted != stashed)
+      anchor = converted.getDefiningOp();
+    anchor = StashGradOp::create(builder, stashed.getLoc(), converted, param);
   }
 
   SmallVector<Value> kept;

@@ -77,12 +77,16 @@ struct DistExpandGradSyncPass
       }
       OpBuilder builder(op);
       Location loc = op.getLoc();
-      Value value = op.getGrad();
+      // In the reduce type from the pre-averaging to the last collective.
+      Value value =
+          convertElements(builder, loc, op.getGrad(), plan->reduceType);
       if (GradSyncPlan::preAverages(op.getPhase()) &&
           op.getScale() == GradSyncScale::Mean)
         value = preAverage(builder, loc, value, plan->factor, useReciprocal);
       for (const GradSyncStage &stage : plan->stagesOf(op.getPhase()))
         value = expandStage(builder, loc, value, stage, param);
+      value = convertElements(builder, loc, value,
+                              op.getResult().getType().getElementType());
       op.replaceAllUsesWith(value);
       op.erase();
       ++numExpanded;

@@ -271,9 +271,9 @@ LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled,
                         ", or avg collectives, but the value is "
                         "produced by " +
                         describe(op));
-  // The constant is 1/W rounded to the element type.
-  auto elementType = cast<FloatType>(plan.localGradType.getElementType());
-  double eps = std::ldexp(1.0, 1 - int(elementType.getFPMantissaWidth()));
+  // The constant is 1/W rounded to the reduce type.
+  double eps =
+      std::ldexp(1.0, 1 - int(FloatType(plan.reduceType).getFPMantissaWidth()));
   if (!(std::abs(scale->factor * plan.factor - 1.0) <= eps))
     return fail(op, "expected the averaging to scale by 1/" +
                         std::to_string(plan.factor) + ", but it scales by " +
@@ -294,10 +294,10 @@ LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled,
 bool Matcher::isPreAveraged(Value input) {
   FailureOr<ScaleMatch> scale = ::matchScale(input.getDefiningOp());
   if (failed(scale) || !input.hasOneUse() ||
-      scale->grad.getType() != plan.localGradType)
+      scale->grad.getType() != plan.reduced(plan.localGradType))
     return false;
-  auto elementType = cast<FloatType>(plan.localGradType.getElementType());
-  double eps = std::ldexp(1.0, 1 - int(elementType.getFPMantissaWidth()));
+  double eps =
+      std::ldexp(1.0, 1 - int(FloatType(plan.reduceType).getFPMantissaWidth()));
   return std::abs(scale->factor * plan.factor - 1.0) <= eps;
 }
 
@@ -309,6 +309,9 @@ static bool isCollectiveResult(Value value) {
 }
 
 bool mlir::dist::endsLikeExplicitSync(Value value) {
+  // The conversion from a reduce_dtype back to the element type.
+  if (isa_and_present<arith::TruncFOp, arith::ExtFOp>(value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
   if (value.getDefiningOp<WaitOp>())
     return true;
   FailureOr<ScaleMatch> scale = ::matchScale(value.getDefiningOp());
@@ -318,13 +321,31 @@ bool mlir::dist::endsLikeExplicitSync(Value value) {
 FailureOr<ExplicitSync> Matcher::match(Value value) {
   ExplicitSync sync;
   ArrayRef<GradSyncStage> stages = plan.stages;
+  // With a reduce_dtype the chain ends converting back to the element type.
+  RankedTensorType synced = plan.reduced(plan.syncedType);
+  if (synced != plan.syncedType) {
+    Operation *op = value.getDefiningOp();
+    if (!isa_and_present<arith::TruncFOp, arith::ExtFOp>(op) ||
+        op->getOperand(0).getType() != synced) {
+      std::string expected;
+      llvm::raw_string_ostream(expected) << synced;
+      return fail(value.getDefiningOp(),
+                  "expected the synced gradient converted from its "
+                  "reduce_dtype (" +
+                      expected + ") to its element type here");
+    }
+    if (failed(onlyUsedBy(op->getOperand(0), op, "the reduced gradient")))
+      return failure();
+    sync.convertOut = op;
+    value = op->getOperand(0);
+  }
   // Post-division: the value is the scale of a collective's result.
   if (!isCollectiveResult(value)) {
     Operation *post = value.getDefiningOp();
     FailureOr<ScaleMatch> scale = ::matchScale(post);
     if (succeeded(scale) && isCollectiveResult(scale->grad)) {
-      if (failed(matchScale(sync, value, plan.syncedType,
-                            "after the last collective")) ||
+      if (failed(
+              matchScale(sync, value, synced, "after the last collective")) ||
           failed(onlyUsedBy(scale->grad, post, "the summed gradient")))
         return failure();
       sync.averaging = Averaging::PostScale;
@@ -376,14 +397,14 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
       !isPreAveraged(input))
     sync.averaging = Averaging::None;
   if (sync.averaging != Averaging::PreScale) {
-    if (input.getType() != plan.localGradType)
+    if (input.getType() != plan.reduced(plan.localGradType))
       return fail(sync.stages.front().collective,
                   "expected the first collective to read the parameter's "
-                  "unsharded gradient type");
+                  "unsharded gradient type (in its reduce_dtype)");
     sync.scaleInput = input;
     return sync;
   }
-  if (failed(matchScale(sync, input, plan.localGradType,
+  if (failed(matchScale(sync, input, plan.reduced(plan.localGradType),
                         "before the first collective")) ||
       failed(onlyUsedBy(input, sync.stages.front().collective,
                         "the pre-averaged gradient")))

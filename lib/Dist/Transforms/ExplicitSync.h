@@ -52,6 +52,10 @@ struct ExplicitSync {
   /// For a split sync step (HSDP partial): the `take_stash + shard` that the
   /// replicate stage reads; null otherwise.
   Operation *stashAddBeforeReplicate = nullptr;
+  /// With a reduce_dtype: the arith.truncf back to the gradient's element
+  /// type after the last stage (and post-scale); null otherwise. The chain
+  /// from the averaging to it is in the reduce type.
+  Operation *convertOut = nullptr;
   SmallVector<ExplicitStage, 2> stages;
 };
 
@@ -63,7 +67,8 @@ FailureOr<ExplicitSync> matchExplicitSync(Value value, const GradSyncPlan &plan,
                                           std::string &why, Operation *&at);
 
 /// Whether `value` ends like an explicit sync: a dist.wait, or an averaging
-/// op (a scale by a constant) of one. Such a value is matched (and raised, or
+/// op (a scale by a constant) of one, possibly converted to another float
+/// type (from a reduce_dtype). Such a value is matched (and raised, or
 /// reported with the reason it does not match), never synchronized again.
 bool endsLikeExplicitSync(Value value);
 

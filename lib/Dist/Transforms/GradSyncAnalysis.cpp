@@ -43,9 +43,9 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
     auto add = cast<arith::AddFOp>(sync.stashAddBeforeReplicate);
     Value shardWait = sync.stages.front().wait.getResult();
     Value take = add.getLhs() == shardWait ? add.getRhs() : add.getLhs();
-    Value shard =
-        GradSyncOp::create(builder, loc, plan.syncedType, sync.scaleInput,
-                           param.getValue(), GradSyncPhase::Shard);
+    Value shard = GradSyncOp::create(
+        builder, loc, plan.resultTypeOf(GradSyncPhase::Shard), sync.scaleInput,
+        param.getValue(), GradSyncPhase::Shard);
     // (The split form is dist's own, always pre-averaged.)
     Value sum = arith::AddFOp::create(builder, add.getLoc(), take, shard);
     result = GradSyncOp::create(builder, loc, plan.syncedType, sum,
@@ -58,8 +58,11 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
                                     : GradSyncScale::Mean);
   }
   value.replaceAllUsesWith(result);
-  // Users first: the post-scale reads the last wait.
+  // Users first: the conversion reads the post-scale, which reads the last
+  // wait.
   SmallVector<Operation *> ops;
+  if (sync.convertOut)
+    ops.push_back(sync.convertOut);
   if (sync.averaging == Averaging::PostScale)
     ops.push_back(sync.scale);
   for (ExplicitStage &stage : llvm::reverse(sync.stages)) {

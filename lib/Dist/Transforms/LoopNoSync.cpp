@@ -150,8 +150,9 @@ static void keepFirstStage(SyncChain &chain, SymbolTableCollection &symbols) {
       return;
     OpBuilder builder(sync);
     auto shard = GradSyncOp::create(
-        builder, sync.getLoc(), param.getLocalType(), sync.getGrad(),
-        sync.getParam(), GradSyncPhase::Shard, sync.getScale());
+        builder, sync.getLoc(),
+        param.getLocalType().clone(param.getReduceElementType()),
+        sync.getGrad(), sync.getParam(), GradSyncPhase::Shard, sync.getScale());
     sync.getGradMutable().assign(shard);
     sync.setPhase(GradSyncPhase::Replicate);
     sync.setScale(GradSyncScale::Mean);
@@ -216,7 +217,13 @@ static bool isZeroTensor(Value value) {
 /// adds through `add`, after the loop.
 static void moveAfterLoop(scf::ForOp loop, unsigned index, Operation *add,
                           SyncChain &chain, ArrayRef<Operation *> clones) {
+  // A dist.grad_sync reads its input in the parameter's reduce type too:
+  // the loop accumulates in it, as the stash would.
   auto localType = cast<RankedTensorType>(chain.input.getType());
+  if (auto sync = dyn_cast<GradSyncOp>(chain.ops.front()))
+    if (auto param = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
+            sync, sync.getParamAttr()))
+      localType = localType.clone(param.getReduceElementType());
   Value init = loop.getInitArgs()[index];
   Location loc = add->getLoc();
 
@@ -231,7 +238,9 @@ static void moveAfterLoop(scf::ForOp loop, unsigned index, Operation *add,
   BlockArgument acc = loop.getRegionIterArg(index);
   acc.setType(localType);
   OpBuilder inLoop(add);
-  Value sum = arith::AddFOp::create(inLoop, loc, acc, chain.input);
+  Value sum = arith::AddFOp::create(
+      inLoop, loc, acc,
+      convertElements(inLoop, loc, chain.input, localType.getElementType()));
   loop.getBody()->getTerminator()->setOperand(index, sum);
   add->erase();
   for (Operation *op : llvm::reverse(chain.ops))

@@ -11,6 +11,11 @@ using namespace mlir::dist;
 
 void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
                                      const NoSyncPipelineOptions &options) {
+  if (!options.reduceDtype.empty()) {
+    DistSetReduceDtypePassOptions reduce;
+    reduce.dtype = options.reduceDtype;
+    pm.addPass(createDistSetReduceDtypePass(reduce));
+  }
   pm.addPass(createDistExpandSynchronizePass());
   DistLoopNoSyncPassOptions loops;
   loops.hsdpPartial = options.hsdpPartial;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/GradSyncPlan.h"
 #include "Dist/Transforms/Passes.h"
 #include "GradSyncAnalysis.h"
 
@@ -24,13 +25,17 @@ namespace mlir::dist {
 using namespace mlir;
 using namespace mlir::dist;
 
-/// Makes `reader` read `take_stash(@param) + value` instead of `value`.
+/// Makes `reader` read `take_stash(@param) + value` instead of `value`, in
+/// the parameter's reduce type.
 static void addStashBefore(Operation *reader, Value value,
-                           FlatSymbolRefAttr param) {
+                           FlatSymbolRefAttr param, const GradSyncPlan &plan) {
   OpBuilder builder(reader);
   Location loc = reader->getLoc();
-  auto take = TakeStashOp::create(builder, loc, value.getType(), param);
-  Value sum = arith::AddFOp::create(builder, loc, take, value);
+  auto type = plan.reduced(cast<RankedTensorType>(value.getType()));
+  auto take = TakeStashOp::create(builder, loc, type, param);
+  Value sum = arith::AddFOp::create(
+      builder, loc, take,
+      convertElements(builder, loc, value, type.getElementType()));
   reader->replaceUsesOfWith(value, sum);
 }
 
@@ -51,7 +56,8 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
       } else {
         OpBuilder builder(t.sync);
         Location loc = t.sync.getLoc();
-        shard = GradSyncOp::create(builder, loc, t.plan.syncedType,
+        shard = GradSyncOp::create(builder, loc,
+                                   t.plan.resultTypeOf(GradSyncPhase::Shard),
                                    t.sync.getGrad(), param.getValue(),
                                    GradSyncPhase::Shard, t.sync.getScale());
         replicate =
@@ -60,10 +66,10 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
         t.sync.replaceAllUsesWith(replicate.getResult());
         t.sync.erase();
       }
-      addStashBefore(replicate, shard, param);
+      addStashBefore(replicate, shard, param, t.plan);
     } else {
       GradSyncOp first = t.firstSync();
-      addStashBefore(first, first.getGrad(), param);
+      addStashBefore(first, first.getGrad(), param, t.plan);
     }
     ++changed;
   }

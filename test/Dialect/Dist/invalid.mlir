@@ -513,7 +513,7 @@ func.func @grad_sync_dynamic(%g: tensor<?x4xf32>) -> tensor<?x4xf32> {
 dist.mesh @w shape = [65536]
 dist.parameter @h : tensor<4xf16> replicated on @w
 func.func @grad_sync_inexact_degree(%g: tensor<4xf16>) -> tensor<4xf16> {
-  // expected-error @+1 {{cannot synchronize the gradient of @h: its data-parallel degree 65536 is not exact in its element type, so the pre-averaging cannot divide by it}}
+  // expected-error @+1 {{cannot synchronize the gradient of @h: its data-parallel degree 65536 is not exact in its reduce type f16, so the pre-averaging cannot divide by it}}
   %s = dist.grad_sync %g for @h : tensor<4xf16> -> tensor<4xf16>
   return %s : tensor<4xf16>
 }
@@ -720,4 +720,32 @@ func.func @release_kept_replicated() {
   // expected-error @+1 {{'dist.release_kept' op expected @r to be fully_sharded (a replicated parameter has nothing to gather), but it is replicated}}
   dist.release_kept @r
   return
+}
+
+// -----
+
+dist.mesh @m shape = [2]
+// expected-error @+1 {{expected reduce_dtype to be a float type, for a parameter of float element type, but got 'i32' for 'tensor<4xbf16>'}}
+dist.parameter @r : tensor<4xbf16> replicated on @m reduce_dtype = i32
+
+// -----
+
+// With reduce_dtype = f32 the stash holds f32: a bf16 stash is refused.
+dist.mesh @m shape = [2]
+dist.parameter @r : tensor<4xbf16> replicated on @m reduce_dtype = f32
+func.func @stash_not_in_reduce_dtype(%g: tensor<4xbf16>) {
+  // expected-error @+1 {{expected the stash of @r to have its unsharded gradient type 'tensor<4xf32>' (its reduce_dtype), but got 'tensor<4xbf16>'}}
+  dist.stash_grad_for_fsdp %g for @r : tensor<4xbf16>
+  return
+}
+
+// -----
+
+// The sync reads the gradient in its element type or in its reduce_dtype.
+dist.mesh @m shape = [2]
+dist.parameter @r : tensor<4xbf16> replicated on @m reduce_dtype = f32
+func.func @grad_sync_input_type(%g: tensor<4xf16>) -> tensor<4xbf16> {
+  // expected-error @+1 {{expected the input of phase full of the sync of @r to have type 'tensor<4xbf16>' or, in its reduce_dtype, 'tensor<4xf32>', but got 'tensor<4xf16>'}}
+  %s = dist.grad_sync %g for @r : tensor<4xf16> -> tensor<4xbf16>
+  return %s : tensor<4xbf16>
 }
