@@ -26,6 +26,7 @@ Usage: gen_toy.py --mode zero3 --world 2 [--k 4] [--batch 32]
 """
 
 import argparse
+import re
 
 
 def t(shape):
@@ -165,6 +166,8 @@ def main():
     ap.add_argument("--in", dest="inp", type=int, default=12)
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--out", type=int, default=8)
+    ap.add_argument("--dtype", choices=["f32", "f16", "bf16", "f64"], default="f32",
+                    help="element type of parameters, data and compute")
     a = ap.parse_args()
     w, k, b = a.world, a.k, a.batch
     IN, HID, OUT = a.inp, a.hidden, a.out
@@ -240,7 +243,11 @@ def main():
     out.append(f"    -> (tensor<1xf32>, {results}) {{")
     out += g.lines
     out.append("}")
-    print("\n".join(out))
+    text = "\n".join(out)
+    if a.dtype != "f32":
+        # Every value of the model in the other type (its constants round).
+        text = re.sub(r"\bf32\b", a.dtype, text.replace("xf32>", f"x{a.dtype}>"))
+    print(text)
 
 
 if __name__ == "__main__":
