@@ -112,4 +112,30 @@ func.func @window(%b: tensor<8xbf16> {dist.param = @b}, %xs: tensor<3x8xbf16>)
 
 // RUN: not dist-opt %s -split-input-file -dist-set-reduce-dtype=dtype=i8 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not dist-opt %s -split-input-file -dist-set-reduce-dtype=dtype=f32x 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: dist-set-reduce-dtype: expected a float type such as f32, but got
+// BAD: error: dist-set-reduce-dtype: expected a float type the runtime moves (f16, bf16, f32, f64), but got
+// An explicit chain whose last truncf rounds its own way is not the plan's
+// conversion (which rounds to nearest even): refused, not raised.
+// RUN: not dist-opt %S/Inputs/reduce-dtype-rounding-mode.mlir --dist-no-sync-pipeline 2>&1 | FileCheck %s --check-prefix=MODE
+// MODE: error: dist-insert-grad-sync: result #0 of @step, the gradient of @p, is not a recognized gradient sync: expected the synced gradient converted from its reduce_dtype (tensor<4xf32>) to its element type here, by arith.extf or an arith.truncf without a rounding mode
+
+// -----
+
+// bf16 with an f16 reduce type (same width): converted through f32 both
+// ways, exactly then with one rounding; idempotent like the rest.
+dist.mesh @world shape = [2]
+dist.parameter @p : tensor<4xbf16> replicated on @world reduce_dtype = f16
+
+// CHECK-LABEL: func.func @same_width(
+// CHECK: %[[T:.*]] = dist.take_stash @p : tensor<4xf16>
+// CHECK-NEXT: %[[W:.*]] = arith.extf %{{.*}} : tensor<4xbf16> to tensor<4xf32>
+// CHECK-NEXT: %[[N:.*]] = arith.truncf %[[W]] : tensor<4xf32> to tensor<4xf16>
+// CHECK-NEXT: arith.addf %[[T]], %[[N]] : tensor<4xf16>
+// CHECK: %[[R:.*]] = dist.wait %{{.*}} : !dist.future<tensor<4xf16>>
+// CHECK-NEXT: %[[B:.*]] = arith.extf %[[R]] : tensor<4xf16> to tensor<4xf32>
+// CHECK-NEXT: arith.truncf %[[B]] : tensor<4xf32> to tensor<4xbf16>
+func.func @same_width(%p: tensor<4xbf16> {dist.param = @p}, %x: tensor<4xbf16>)
+    -> (tensor<4xbf16> {dist.grad = @p}) {
+  %s = dist.synchronize %p on @world kind = replicated : tensor<4xbf16> -> tensor<4xbf16>
+  %g = arith.mulf %x, %s : tensor<4xbf16>
+  return %g : tensor<4xbf16>
+}

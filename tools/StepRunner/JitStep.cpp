@@ -15,6 +15,8 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace dist_step;
 
@@ -89,10 +91,14 @@ llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
   auto machine = host->createTargetMachine();
   if (!machine)
     return error("JIT: " + llvm::toString(machine.takeError()));
+  // The options hold a function_ref: the transformer must outlive create,
+  // which runs it on the module.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                machine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  engineOptions.transformer = makeOptimizingTransformer(
-      /*optLevel=*/3, /*sizeLevel=*/0, machine->get());
+  engineOptions.transformer = optimize;
   std::vector<llvm::StringRef> libs(options.sharedLibPaths.begin(),
                                     options.sharedLibPaths.end());
   engineOptions.sharedLibPaths = libs;

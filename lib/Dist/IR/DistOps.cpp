@@ -226,11 +226,20 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << " is in both";
   }
   if (std::optional<Type> reduce = getReduceDtype()) {
-    if (!isa<FloatType>(*reduce) ||
-        !isa<FloatType>(getLocalType().getElementType()))
-      return emitOpError() << "expected reduce_dtype to be a float type, for "
-                           << "a parameter of float element type, but got "
-                           << *reduce << " for " << getLocalType();
+    Type element = getLocalType().getElementType();
+    if (!isa<FloatType>(element))
+      return emitOpError() << "expected a float element type for a "
+                           << "reduce_dtype (the gradient is converted to it), "
+                           << "but the parameter is " << getLocalType();
+    if (!isa<FloatType>(*reduce) || !getRuntimeDtype(*reduce))
+      return emitOpError() << "expected reduce_dtype to be a float type the "
+                           << "runtime moves (f16, bf16, f32, f64), but got "
+                           << *reduce;
+    // LLVM truncates f64 to bf16 through f32: rounded twice.
+    if (element.isF64() && reduce->isBF16())
+      return emitOpError() << "expected a reduce_dtype other than bf16 for an "
+                           << "f64 parameter: its conversion would round "
+                           << "twice (through f32)";
   }
   if (isSharded() && getLocalType().getRank() == 0)
     return emitOpError("expected a fully_sharded parameter to have rank >= 1, "

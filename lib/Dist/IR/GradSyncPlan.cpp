@@ -113,9 +113,15 @@ Value mlir::dist::convertElements(OpBuilder &builder, Location loc, Value value,
   if (from == to)
     return value;
   RankedTensorType result = type.clone(to);
-  if (from.getWidth() < cast<FloatType>(to).getWidth())
+  unsigned toWidth = cast<FloatType>(to).getWidth();
+  if (from.getWidth() < toWidth)
     return arith::ExtFOp::create(builder, loc, result, value);
-  return arith::TruncFOp::create(builder, loc, result, value);
+  if (from.getWidth() > toWidth)
+    return arith::TruncFOp::create(builder, loc, result, value);
+  // Same width (bf16 and f16): exactly to f32, then one rounding.
+  Value wide = arith::ExtFOp::create(builder, loc,
+                                     type.clone(builder.getF32Type()), value);
+  return arith::TruncFOp::create(builder, loc, result, wide);
 }
 
 //===----------------------------------------------------------------------===//

@@ -191,7 +191,7 @@ struct DistCommReportPass
           if (auto list = op->getAttrOfType<ArrayAttr>(
                   DistDialect::getGradOfAttrName()))
             for (Attribute p : list)
-              param += (param.empty() ? "" : ",@") +
+              param += (param.empty() ? "" : ",") +
                        cast<FlatSymbolRefAttr>(p).getValue().str();
           added = addRow(rows, func, op, traits,
                          collective.getGroupSize(&symbolTable), full, param);
@@ -261,8 +261,9 @@ struct DistCommReportPass
             row.wireBytes, row.calls,
             !row.kept.empty()
                 ? (row.keeps ? "(kept @" : "(reuses @") + row.kept + ")"
-            : row.param.empty() ? "-"
-                                : "@" + row.param);
+            : row.param.empty()
+                ? "-"
+                : "@" + llvm::join(llvm::split(row.param, ','), ",@"));
     std::array<Totals, 3> totals = model().window(rows);
     const char *names[] = {"always-sync", "no_sync (one round)",
                            "two-round (Thunder)"};

@@ -309,9 +309,11 @@ static bool isCollectiveResult(Value value) {
 }
 
 bool mlir::dist::endsLikeExplicitSync(Value value) {
-  // The conversion from a reduce_dtype back to the element type.
-  if (isa_and_present<arith::TruncFOp, arith::ExtFOp>(value.getDefiningOp()))
-    value = value.getDefiningOp()->getOperand(0);
+  // The conversion from a reduce_dtype back to the element type (two ops
+  // between types of one width).
+  for (int i = 0; i < 2; ++i)
+    if (isa_and_present<arith::TruncFOp, arith::ExtFOp>(value.getDefiningOp()))
+      value = value.getDefiningOp()->getOperand(0);
   if (value.getDefiningOp<WaitOp>())
     return true;
   FailureOr<ScaleMatch> scale = ::matchScale(value.getDefiningOp());
@@ -324,20 +326,38 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
   // With a reduce_dtype the chain ends converting back to the element type.
   RankedTensorType synced = plan.reduced(plan.syncedType);
   if (synced != plan.syncedType) {
+    // A plain conversion (round to nearest even), as the expansion writes:
+    // a truncf with its own rounding mode would be lost.
+    // Between types of one width (bf16, f16) through f32: extf, truncf.
     Operation *op = value.getDefiningOp();
-    if (!isa_and_present<arith::TruncFOp, arith::ExtFOp>(op) ||
-        op->getOperand(0).getType() != synced) {
+    auto isPlain = [](Operation *op) {
+      auto trunc = dyn_cast_if_present<arith::TruncFOp>(op);
+      return (trunc && !trunc.getRoundingmodeAttr()) ||
+             isa_and_present<arith::ExtFOp>(op);
+    };
+    Operation *via = nullptr;
+    if (isPlain(op) && op->getOperand(0).getType() != synced &&
+        isa_and_present<arith::ExtFOp>(op->getOperand(0).getDefiningOp())) {
+      via = op->getOperand(0).getDefiningOp();
+      if (failed(onlyUsedBy(via->getResult(0), op, "the widened gradient")))
+        return failure();
+    }
+    Operation *first = via ? via : op;
+    if (!isPlain(op) || first->getOperand(0).getType() != synced) {
       std::string expected;
       llvm::raw_string_ostream(expected) << synced;
       return fail(value.getDefiningOp(),
                   "expected the synced gradient converted from its "
                   "reduce_dtype (" +
-                      expected + ") to its element type here");
+                      expected +
+                      ") to its element type here, by arith.extf or an "
+                      "arith.truncf without a rounding mode");
     }
-    if (failed(onlyUsedBy(op->getOperand(0), op, "the reduced gradient")))
+    if (failed(onlyUsedBy(first->getOperand(0), first, "the reduced gradient")))
       return failure();
     sync.convertOut = op;
-    value = op->getOperand(0);
+    sync.convertOutVia = via;
+    value = first->getOperand(0);
   }
   // Post-division: the value is the scale of a collective's result.
   if (!isCollectiveResult(value)) {

@@ -56,6 +56,8 @@ struct ExplicitSync {
   /// type after the last stage (and post-scale); null otherwise. The chain
   /// from the averaging to it is in the reduce type.
   Operation *convertOut = nullptr;
+  /// The arith.extf to f32 before it, between types of one width.
+  Operation *convertOutVia = nullptr;
   SmallVector<ExplicitStage, 2> stages;
 };
 

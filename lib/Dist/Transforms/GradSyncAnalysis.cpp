@@ -63,6 +63,8 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
   SmallVector<Operation *> ops;
   if (sync.convertOut)
     ops.push_back(sync.convertOut);
+  if (sync.convertOutVia)
+    ops.push_back(sync.convertOutVia);
   if (sync.averaging == Averaging::PostScale)
     ops.push_back(sync.scale);
   for (ExplicitStage &stage : llvm::reverse(sync.stages)) {

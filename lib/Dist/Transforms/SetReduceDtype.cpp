@@ -5,6 +5,7 @@
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Verifier.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTSETREDUCEDTYPEPASS
@@ -26,10 +27,12 @@ struct DistSetReduceDtypePass
     size_t read = 0;
     Type type =
         parseType(dtype, &getContext(), &read, /*isKnownNullTerminated=*/false);
-    if (!type || read != dtype.size() || !isa<FloatType>(type)) {
-      emitErrorAt(module) << "dist-set-reduce-dtype: expected a float type "
-                             "such as f32, but got '"
-                          << dtype << "'";
+    if (!type || read != dtype.size() || !isa<FloatType>(type) ||
+        !getRuntimeDtype(type)) {
+      emitErrorAt(module)
+          << "dist-set-reduce-dtype: expected a float type "
+             "the runtime moves (f16, bf16, f32, f64), but got '"
+          << dtype << "'";
       return signalPassFailure();
     }
     module.walk([&](ParameterOp param) {
@@ -37,6 +40,9 @@ struct DistSetReduceDtypePass
       if (!param.getReduceDtype() && isa<FloatType>(element) && element != type)
         param.setReduceDtype(type);
     });
+    // The parameters' verifier checks each combination.
+    if (failed(mlir::verify(module)))
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -725,8 +725,27 @@ func.func @release_kept_replicated() {
 // -----
 
 dist.mesh @m shape = [2]
-// expected-error @+1 {{expected reduce_dtype to be a float type, for a parameter of float element type, but got 'i32' for 'tensor<4xbf16>'}}
+// expected-error @+1 {{expected reduce_dtype to be a float type the runtime moves (f16, bf16, f32, f64), but got 'i32'}}
 dist.parameter @r : tensor<4xbf16> replicated on @m reduce_dtype = i32
+
+// -----
+
+dist.mesh @m shape = [2]
+// expected-error @+1 {{expected reduce_dtype to be a float type the runtime moves (f16, bf16, f32, f64), but got 'f8E4M3FN'}}
+dist.parameter @r : tensor<4xbf16> replicated on @m reduce_dtype = f8E4M3FN
+
+// -----
+
+dist.mesh @m shape = [2]
+// expected-error @+1 {{expected a float element type for a reduce_dtype (the gradient is converted to it), but the parameter is 'tensor<4xi32>'}}
+dist.parameter @r : tensor<4xi32> replicated on @m reduce_dtype = f32
+
+// -----
+
+// LLVM lowers an f64 -> bf16 truncation through f32: two roundings.
+dist.mesh @m shape = [2]
+// expected-error @+1 {{expected a reduce_dtype other than bf16 for an f64 parameter: its conversion would round twice (through f32)}}
+dist.parameter @r : tensor<4xf64> replicated on @m reduce_dtype = bf16
 
 // -----
 
