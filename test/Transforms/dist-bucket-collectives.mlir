@@ -141,3 +141,30 @@ func.func @first_bucket(%a: tensor<2xf32>, %b: tensor<2xf32>, %c: tensor<2xf32>,
   %re = dist.wait %fe : !dist.future<tensor<2xf32>>
   return %ra, %rb, %rc, %rd, %re : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A collective of at least the cap goes alone and leaves the open bucket
+// open: the small ones around it share one (a 7B model's norm gradients
+// between its weight gradients). With cap 40: %x (8 B) and %y (8 B) share a
+// bucket, %big (40 B) is left as it is.
+// By default (25 MiB) all three share one.
+// CHECK-LABEL: func.func @small_big_small
+// CHECK: dist.all_reduce %{{.*}} : tensor<14xf32>
+// FIRST-LABEL: func.func @small_big_small
+// CAP-LABEL: func.func @small_big_small
+// CAP-SAME: (%[[X:[^:]*]]: tensor<2xf32>, %[[BIG:[^:]*]]: tensor<10xf32>, %[[Y:[^:]*]]: tensor<2xf32>)
+// CAP: dist.all_reduce %[[BIG]] on @world reduction = sum : tensor<10xf32>
+// CAP: %[[C:.*]] = tensor.concat dim(0) %[[X]], %[[Y]] : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+// CAP: dist.all_reduce %[[C]] on @world reduction = sum : tensor<4xf32>
+dist.mesh @world shape = [2]
+func.func @small_big_small(%x: tensor<2xf32>, %big: tensor<10xf32>, %y: tensor<2xf32>)
+    -> (tensor<2xf32>, tensor<10xf32>, tensor<2xf32>) {
+  %fx = dist.all_reduce %x on @world reduction = sum : tensor<2xf32>
+  %rx = dist.wait %fx : !dist.future<tensor<2xf32>>
+  %fb = dist.all_reduce %big on @world reduction = sum : tensor<10xf32>
+  %rb = dist.wait %fb : !dist.future<tensor<10xf32>>
+  %fy = dist.all_reduce %y on @world reduction = sum : tensor<2xf32>
+  %ry = dist.wait %fy : !dist.future<tensor<2xf32>>
+  return %rx, %rb, %ry : tensor<2xf32>, tensor<10xf32>, tensor<2xf32>
+}

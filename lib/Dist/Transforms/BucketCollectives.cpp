@@ -325,6 +325,11 @@ struct DistBucketCollectivesPass
       // rest of the backward still computes.
       int64_t cap = it->issued == 0 ? std::min<int64_t>(firstCapBytes, capBytes)
                                     : int64_t(capBytes);
+      // A collective of at least the cap goes alone, as it is (a bucket
+      // would only copy it), and does not close the open bucket: small
+      // gradients between large ones (a 7B model's norms) still share one.
+      if (bytes >= capBytes)
+        continue;
       if (!it->members.empty() && (repeated || it->bytes + bytes > cap))
         flush(*it);
       it->members.push_back(*member);
