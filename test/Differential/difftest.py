@@ -12,7 +12,10 @@ Cases with a parameter the backward gathers again (ZeRO-3, HSDP-3) are
 compiled with the no_sync pipeline's keep-gathered for half the seeds
 (--keep-gathered=drawn, the default; `all` or `none` to force it), and every
 case checks the all_gathers of each no_sync window dist-run reports: one per
-kept parameter per window, K or 2K for the others.
+kept parameter per window, K or 2K for the others. Half the cases use the
+pipeline's collective buckets, and about 3 in 10 of those without explicit
+sync chains its reduce-dtype=f64 (the stash and the collectives in f64; tag
+reduce-f64: the f32 gradients and the f64 reference compare as above).
 
 Outcomes: passed; failed (dist-run exited 0 with wrong numbers, the worst
 bug, or its own checks failed); refused (the compiler stopped with a located
@@ -95,6 +98,8 @@ def dist_run_command(case, directory, opts):
         cmd.append("--keep-gathered")
     if not case.buckets:
         cmd += ["--bucket-cap-bytes", "0"]
+    if case.reduce_f64:
+        cmd += ["--reduce-dtype", "f64"]
     return cmd
 
 

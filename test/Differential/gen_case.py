@@ -95,6 +95,11 @@ class Case:
     # dist-run gets --bucket-cap-bytes 0. Buckets change how many all_gathers
     # a window issues, so only unbucketed cases check that count.
     buckets: bool = False
+    # Compiled with the pipeline's reduce-dtype=f64 (dist-run --reduce-dtype
+    # f64): the stash, pre-averaging and collectives in f64, converted back
+    # to f32. Drawn only without explicit sync chains, which are written in
+    # f32 and so are refused for an f64 reduce type (docs/Design.md).
+    reduce_f64: bool = False
 
     def regathered(self):
         """Parameters the backward gathers again over more than one rank: the
@@ -138,6 +143,8 @@ class Case:
             t.add("keep-gathered")
         if self.buckets:
             t.add("buckets")
+        if self.reduce_f64:
+            t.add("reduce-f64")
         t.add(self.style)
         return sorted(t)
 
@@ -287,4 +294,5 @@ def make_case(seed):
     keep = rng.random() < 0.5
     case.keep_gathered = bool(case.regathered()) and keep and not case.window_loop
     case.buckets = rng.random() < 0.5
+    case.reduce_f64 = rng.random() < 0.3 and not case.sync_forms
     return case

@@ -35,6 +35,7 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
   if (options.schedule)
     pipelineOptions.schedule = *options.schedule;
   pipelineOptions.keepGathered = options.keepGathered;
+  pipelineOptions.reduceDtype = options.reduceDtype;
   dist::buildNoSyncPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return error("the no_sync pipeline failed");

@@ -36,6 +36,8 @@ struct JitOptions {
   std::optional<bool> schedule;
   /// The no_sync pipeline's keep-gathered option.
   bool keepGathered = false;
+  /// The no_sync pipeline's reduce-dtype option; empty: none.
+  std::string reduceDtype;
   /// Shared libraries the JIT loads (the lowering may call MLIR's C runner
   /// utilities, memrefCopy for copies of views).
   std::vector<std::string> sharedLibPaths;

@@ -137,6 +137,7 @@ int main(int argc, char **argv) {
   if (scheduleOpt != llvm::cl::BOU_UNSET)
     jit.schedule = scheduleOpt == llvm::cl::BOU_TRUE;
   jit.keepGathered = keepGatheredOpt;
+  jit.reduceDtype = reduceDtypeOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
   llvm::Expected<dist_step::StepFunctions> fns =
       dist_step::prepareStep(*module, jit, inputFile);

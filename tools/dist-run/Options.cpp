@@ -51,6 +51,11 @@ llvm::cl::opt<bool> dist_run::keepGatheredOpt(
     llvm::cl::desc("the no_sync pipeline's keep-gathered option (ZeRO-3 "
                    "parameters gathered once per window)"),
     llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<std::string> dist_run::reduceDtypeOpt(
+    "reduce-dtype",
+    llvm::cl::desc("the no_sync pipeline's reduce-dtype option (the type "
+                   "gradients are stashed and reduced in, e.g. f64)"),
+    llvm::cl::value_desc("TYPE"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> dist_run::paramsNpyOpt(
     "params-npy",
     llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),

@@ -27,6 +27,7 @@ extern llvm::cl::opt<bool> windowOpt;
 extern llvm::cl::opt<int64_t> bucketOpt;
 extern llvm::cl::opt<llvm::cl::boolOrDefault> scheduleOpt;
 extern llvm::cl::opt<bool> keepGatheredOpt;
+extern llvm::cl::opt<std::string> reduceDtypeOpt;
 extern llvm::cl::opt<std::string> paramsNpyOpt;
 extern llvm::cl::opt<std::string> dataNpyOpt;
 extern llvm::cl::opt<std::string> outNpyOpt;
