@@ -67,12 +67,13 @@ def write_models(tmp, layers):
     }
 
 
-def run(build, path, entry, flags):
+def run(build, path, entry, flags, windows=6):
+    """Runs dist-run on 2 ranks; its (window, always-sync) micro-batches/s."""
     mpi = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2"]
     if os.geteuid() == 0:
         mpi.insert(1, "--allow-run-as-root")
     out = subprocess.run(mpi + [f"{build}/bin/dist-run", path, "--entry", entry,
-                                "--windows", "6"] + flags,
+                                "--windows", str(windows)] + flags,
                          capture_output=True, text=True)
     text = out.stdout + out.stderr
     m = re.search(r"throughput: ([0-9.]+) micro-batches/s with no_sync, ([0-9.]+) "

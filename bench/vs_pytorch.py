@@ -30,7 +30,6 @@ Prints `vs_pytorch: skipped: ...` and exits 0 when torch is missing.
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plotting import gnuplot  # noqa: E402
+from overlap import run as dist_run  # noqa: E402
 from step_throughput import run as step_run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,17 +62,8 @@ def torch_round(reps, path):
 
 
 def dist_llama(build, path):
-    mpi = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2"]
-    if os.geteuid() == 0:
-        mpi.insert(1, "--allow-run-as-root")
-    out = subprocess.run(mpi + [f"{build}/bin/dist-run", path, "--entry", "backward",
-                                "--windows", "16"], capture_output=True, text=True)
-    text = out.stdout + out.stderr
-    m = re.search(r"throughput: ([0-9.]+) micro-batches/s with no_sync, ([0-9.]+) "
-                  r"always-sync", text)
-    if out.returncode or " 0 failed" not in text or not m:
-        sys.exit(f"dist-run on the Llama block failed:\n{text}")
-    window, always = 4 / float(m.group(1)) * 1e3, 4 / float(m.group(2)) * 1e3
+    rate, always_rate = dist_run(build, path, "backward", [], windows=16)
+    window, always = 4 / rate * 1e3, 4 / always_rate * 1e3
     t_sync = always / 4
     return {"window_no_sync": window, "window_always_sync": always,
             "compute": (window - t_sync) / 3, "round": float("nan")}

@@ -13,6 +13,7 @@
 #define DIST_CONVERSION_RUNTIMEAPI_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -40,6 +41,9 @@ func::FuncOp getOrDeclareRuntimeFunc(ModuleOp module, StringRef name,
 /// The address of a buffer's first element (aligned pointer + offset) as
 /// !llvm.ptr: views may start inside their buffer.
 Value buildBufferPointer(OpBuilder &b, Location loc, Value memref);
+/// The same from the buffer's strided metadata, when the caller has it.
+Value buildBufferPointer(OpBuilder &b, Location loc,
+                         memref::ExtractStridedMetadataOp meta);
 
 } // namespace mlir::dist
 

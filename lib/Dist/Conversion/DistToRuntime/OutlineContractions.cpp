@@ -37,24 +37,14 @@ struct Contraction {
   int64_t loopOrder;
 };
 
-/// `yield(addf(acc, mulf(a, b)))` on the block's arguments, in either order.
+/// `yield(addf(acc, mulf(a, b)))` on the block's arguments, in either order:
+/// upstream's contraction body, with no casts (three ops in all).
 bool isMulAddBody(Block &block) {
-  if (block.getNumArguments() != 3 || block.getOperations().size() != 3)
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(&block.front());
-  auto add =
-      dyn_cast_if_present<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
-  auto yield = block.getTerminator();
-  if (!mul || !add || yield->getNumOperands() != 1 ||
-      yield->getOperand(0) != add.getResult())
-    return false;
-  auto isPair = [](Value x, Value y, Value p, Value q) {
-    return (x == p && y == q) || (x == q && y == p);
-  };
-  return isPair(mul.getLhs(), mul.getRhs(), block.getArgument(0),
-                block.getArgument(1)) &&
-         isPair(add.getLhs(), add.getRhs(), block.getArgument(2),
-                mul.getResult());
+  return block.getOperations().size() == 3 &&
+         linalg::detail::isContractionBody(
+             block, [](Operation *mul, Operation *add) {
+               return isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add);
+             });
 }
 
 std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
@@ -153,7 +143,7 @@ struct OutlineContractionsPass
         b, loc, *dist::getRuntimeDtype(element), 32));
     args.append({size(2, Batch), size(2, Row), size(2, Col), size(0, Col)});
     for (auto [i, operand] : llvm::enumerate(op->getOpOperands())) {
-      args.push_back(dist::buildBufferPointer(b, loc, operand.get()));
+      args.push_back(dist::buildBufferPointer(b, loc, meta[i]));
       for (int role = Batch; role <= Col; ++role) {
         int64_t dim = c.dimOf[i][role];
         args.push_back(dim < 0 ? zero : i64(meta[i].getStrides()[dim]));

@@ -118,8 +118,14 @@ mlir::dist::getOrDeclareRuntimeFunc(ModuleOp module, StringRef name,
 }
 
 Value mlir::dist::buildBufferPointer(OpBuilder &b, Location loc, Value memref) {
+  return buildBufferPointer(
+      b, loc, memref::ExtractStridedMetadataOp::create(b, loc, memref));
+}
+
+Value mlir::dist::buildBufferPointer(OpBuilder &b, Location loc,
+                                     memref::ExtractStridedMetadataOp meta) {
+  Value memref = meta.getSource();
   auto type = cast<MemRefType>(memref.getType());
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   int64_t elementBytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   Value size = arith::ConstantIndexOp::create(b, loc, elementBytes);
