@@ -6,6 +6,13 @@
 // The pipeline leaves its own output unchanged (the conversions are part of
 // the explicit chain it recognizes).
 // RUN: dist-opt %s -split-input-file "--dist-no-sync-pipeline=bucket-cap-bytes=0 schedule=false" | dist-opt -split-input-file "--dist-no-sync-pipeline=bucket-cap-bytes=0 schedule=false" | FileCheck %s
+// The pipeline's reduce-dtype option: @b (no reduce_dtype of its own) is
+// stashed and reduced in f32 too.
+// RUN: dist-opt %s -split-input-file "--dist-no-sync-pipeline=reduce-dtype=f32 bucket-cap-bytes=0 schedule=false" | FileCheck %s --check-prefix=PIPEOPT
+// PIPEOPT-LABEL: func.func @step(
+// PIPEOPT: dist.take_stash @b : tensor<4xf32>
+// PIPEOPT: dist.all_reduce %{{.*}} : tensor<4xf32>
+// PIPEOPT: arith.truncf %{{.*}} : tensor<4xf32> to tensor<4xbf16>
 // The pipeline option gives it to parameters without their own.
 // RUN: dist-opt %s -split-input-file -dist-set-reduce-dtype=dtype=f16 | FileCheck %s --check-prefix=SET
 // The comm report counts the bytes on the wire: f32.
