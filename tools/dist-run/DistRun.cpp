@@ -191,6 +191,8 @@ int main(int argc, char **argv) {
     groups[i].shape.assign(mesh.getShape().begin(), mesh.getShape().end());
     ArrayRef<int64_t> axes = paramOp.getAxes(); // empty: every axis
     groups[i].axes.assign(axes.begin(), axes.end());
+    if (std::optional<int64_t> dim0 = paramOp.getUnshardedDim0())
+      args[i].unshardedDim0 = *dim0;
   }
 
   llvm::Expected<dist_step::Step> step = dist_step::jitStep(
@@ -248,7 +250,8 @@ int main(int argc, char **argv) {
       }
       std::string path = paramsNpyOpt + "/" + args[i].param + ".npy";
       if (!dist_run::readNpyShard(path, args[i].shape, args[i].shardIndex,
-                                  shardCounts[i], values[i].data, fileError))
+                                  shardCounts[i], args[i].unshardedDim0,
+                                  values[i].data, fileError))
         break;
       continue;
     }
@@ -259,6 +262,8 @@ int main(int argc, char **argv) {
                                             : args[i].shape[0];
     for (float &v : values[i].data)
       v = rng.next(1 / std::sqrt(double(width)));
+    dist_run::zeroPadding(args[i].shape, args[i].shardIndex,
+                          args[i].unshardedDim0, values[i].data);
   }
   if (useFiles && !allOk())
     return stop();

@@ -10,6 +10,8 @@
 
 #include "Npy.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -261,17 +263,35 @@ bool dist_run::readNpyOfShape(const std::string &path,
 bool dist_run::readNpyShard(const std::string &path,
                             const std::vector<int64_t> &localShape,
                             int64_t shard, int64_t shards,
-                            std::vector<float> &data, std::string &error) {
+                            int64_t unshardedDim0, std::vector<float> &data,
+                            std::string &error) {
   std::vector<int64_t> full = localShape;
   if (!full.empty())
-    full[0] *= shards;
+    full[0] = unshardedDim0 >= 0 ? unshardedDim0 : full[0] * shards;
   std::vector<float> all;
   if (!readNpyOfShape(path, full, all, error))
     return false;
-  size_t shardSize = 1;
-  for (int64_t d : localShape)
-    shardSize *= size_t(d);
-  auto begin = all.begin() + std::ptrdiff_t(size_t(shard) * shardSize);
-  data.assign(begin, begin + std::ptrdiff_t(shardSize));
+  // The shard's rows that exist; the rest (FSDP's padding) are zeros.
+  size_t rowSize = 1;
+  for (size_t d = 1; d < localShape.size(); ++d)
+    rowSize *= size_t(localShape[d]);
+  size_t shardSize = localShape.empty() ? 1 : rowSize * size_t(localShape[0]);
+  size_t begin = std::min(size_t(shard) * shardSize, all.size());
+  size_t end = std::min(begin + shardSize, all.size());
+  data.assign(shardSize, 0.0f);
+  std::copy(all.begin() + std::ptrdiff_t(begin),
+            all.begin() + std::ptrdiff_t(end), data.begin());
   return true;
+}
+
+void dist_run::zeroPadding(const std::vector<int64_t> &localShape,
+                           int64_t shard, int64_t unshardedDim0,
+                           std::vector<float> &data) {
+  if (unshardedDim0 < 0 || localShape.empty())
+    return;
+  int64_t rows = localShape[0];
+  int64_t real = std::clamp<int64_t>(unshardedDim0 - shard * rows, 0, rows);
+  size_t rowSize = data.size() / size_t(rows);
+  std::fill(data.begin() + std::ptrdiff_t(size_t(real) * rowSize), data.end(),
+            0.0f);
 }

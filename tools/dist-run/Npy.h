@@ -34,11 +34,18 @@ bool readNpyOfShape(const std::string &path, const std::vector<int64_t> &shape,
                     std::vector<float> &data, std::string &error);
 
 /// Reads the unsharded parameter in `path` (dim 0 = `localShape[0]` x
-/// `shards`, other dims as `localShape`) and keeps rows
-/// [shard x localShape[0], (shard + 1) x localShape[0]).
+/// `shards`, or `unshardedDim0` when it is not -1, other dims as
+/// `localShape`) and keeps rows [shard x localShape[0], (shard + 1) x
+/// localShape[0]); rows past the file's (FSDP's padding) are zeros.
 bool readNpyShard(const std::string &path,
                   const std::vector<int64_t> &localShape, int64_t shard,
-                  int64_t shards, std::vector<float> &data, std::string &error);
+                  int64_t shards, int64_t unshardedDim0,
+                  std::vector<float> &data, std::string &error);
+
+/// Zeroes the rows of a padded parameter's shard (unsharded_dim0 =
+/// `unshardedDim0`, not -1) that are padding.
+void zeroPadding(const std::vector<int64_t> &localShape, int64_t shard,
+                 int64_t unshardedDim0, std::vector<float> &data);
 
 } // namespace dist_run
 

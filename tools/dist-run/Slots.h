@@ -49,6 +49,9 @@ struct Slot {
   uint64_t bytes = 0; // UINT64_MAX when it does not fit in 64 bits
   std::string param;  // the tied dist.parameter, if any
   int64_t shardIndex = 0;
+  // A padded parameter's true dim 0 (its unsharded_dim0): rows of the shard
+  // past it are padding, held as zeros. -1: not padded.
+  int64_t unshardedDim0 = -1;
 };
 
 /// Reads the arguments (or results) of `func`: static f32 tensor shapes and

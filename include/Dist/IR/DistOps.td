@@ -100,6 +100,15 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     results holding its gradient `{dist.grad = @name}`; both are verified
     against this declaration.
 
+    `unsharded_dim0` (a `fully_sharded` parameter only) is the true dim 0 of
+    the unsharded parameter when the group size W does not divide it. As
+    FSDP does, dim 0 is padded to a multiple of W: each rank holds
+    `ceil(unsharded_dim0 / W)` rows (the `type`'s dim 0), the last ranks
+    holding the padding. `dist.synchronize` gathers the padded rows and
+    keeps the first `unsharded_dim0`; the gradient sync pads the unsharded
+    gradient with zero rows before the reduce-scatter, so the padding's
+    gradient is zero. Without it the unsharded dim 0 is `type`'s times W.
+
     `reduce_dtype` (a float type; default: the parameter's element type) is
     the type its gradient is accumulated and reduced in, FSDP's
     `MixedPrecisionPolicy(reduce_dtype=...)`: the no_sync stash holds the
@@ -120,6 +129,11 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
 
     dist.parameter @emb : tensor<8x16xbf16> fully_sharded on @world
         reduce_dtype = f32
+
+    // 6 rows on 4 ranks: 2 rows each, rank 3 holds only padding.
+    dist.mesh @four shape = [4]
+    dist.parameter @head : tensor<2x16xf32> fully_sharded on @four
+        unsharded_dim0 = 6
     ```
   }];
   let arguments = (ins
@@ -129,17 +143,24 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     FlatSymbolRefAttr:$mesh,
     DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
     DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$replicate_axes,
+    OptionalAttr<I64Attr>:$unsharded_dim0,
     OptionalAttr<TypeAttr>:$reduce_dtype
   );
   let assemblyFormat = [{
     $sym_name `:` $type $kind `on` $mesh (`axes` `=` $axes^)?
     (`replicate_axes` `=` $replicate_axes^)?
+    (`unsharded_dim0` `=` $unsharded_dim0^)?
     (`reduce_dtype` `=` $reduce_dtype^)? attr-dict
   }];
   let extraClassDeclaration = [{
     /// The type of the parameter's local gradient before any communication:
     /// the whole (unsharded) parameter's type.
     ::mlir::RankedTensorType getUnshardedType(
+        ::mlir::SymbolTableCollection *symbolTable = nullptr);
+    /// The unsharded type padded to a multiple of the group size along
+    /// dim 0: what the all-gather yields and the reduce-scatter takes. The
+    /// unsharded type itself unless `unsharded_dim0` is set.
+    ::mlir::RankedTensorType getPaddedType(
         ::mlir::SymbolTableCollection *symbolTable = nullptr);
     ::mlir::RankedTensorType getLocalType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
@@ -330,7 +351,8 @@ def Dist_SynchronizeOp : Dist_Op<"synchronize", [
     Marks where a parameter enters the forward pass and how it is held. For
     `replicated` it is the identity. For `fully_sharded` it gathers the local
     shards along dim 0 (an all-gather and its wait), so the result's dim 0 is
-    the input's times W. `-dist-expand-synchronize` rewrites it into those
+    the input's times W; for an argument tied to a parameter with
+    `unsharded_dim0` it is that (the padding rows are dropped). `-dist-expand-synchronize` rewrites it into those
     ops; its autodiff rule is the gradient sync that
     `-dist-insert-grad-sync` inserts in the backward.
 
@@ -473,7 +495,8 @@ def Dist_GatherKeptOp : Dist_Op<"gather_kept", [
     over the parameter's group (its `axes`; for a hybrid parameter not its
     `replicate_axes`), blocking, and unless `reuse_only` is set a copy is
     kept for the next uses. The kept buffer lives in the runtime until
-    `dist.release_kept` drops it.
+    `dist.release_kept` drops it. For a padded parameter (`unsharded_dim0`)
+    the result holds the padding too, as the all-gather's does.
 
     The contract (docs/Design.md, "Keeping ZeRO-3 parameters gathered"): the
     shards do not change while a gather is kept, which holds inside an

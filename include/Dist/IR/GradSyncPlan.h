@@ -37,7 +37,8 @@ struct GradSyncPlan {
   /// W, the whole data-parallel degree: the pre-averaging is by 1/W.
   int64_t factor;
   /// The local gradient (the parameter's unsharded type) and the synced one
-  /// (its local type).
+  /// (its local type). A padded parameter's reduce-scatter takes the local
+  /// gradient padded with zero rows (its first stage's inputType).
   RankedTensorType localGradType;
   RankedTensorType syncedType;
   /// The element type of the stash, the pre-averaging and the collectives:
@@ -75,6 +76,16 @@ struct GradSyncPlan {
     return reduced(shard ? syncedType : localGradType);
   }
 };
+
+/// FSDP's padding of uneven shards (`unsharded_dim0`): `value` with zero
+/// rows appended along dim 0 up to `type` (tensor.pad), as the gradient goes
+/// into the reduce-scatter; `value` itself when it has `type`.
+Value padRows(OpBuilder &builder, Location loc, Value value,
+              RankedTensorType type);
+/// The first rows of `value` along dim 0, as `type` says
+/// (tensor.extract_slice): a gathered parameter without its padding.
+Value dropPadding(OpBuilder &builder, Location loc, Value value,
+                  RankedTensorType type);
 
 /// `value` (a float tensor) with element type `to`: arith.extf or
 /// arith.truncf, or `value` itself when it already has it.

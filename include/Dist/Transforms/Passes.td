@@ -21,8 +21,12 @@ def DistExpandSynchronizePass
         : tensor<8x12xf32> -> !dist.future<tensor<16x12xf32>>
     %w = dist.wait %f : !dist.future<tensor<16x12xf32>>
     ```
+
+    For a parameter padded to a multiple of W (`unsharded_dim0`), a
+    `tensor.extract_slice` of the true rows follows the wait.
   }];
-  let dependentDialects = ["::mlir::dist::DistDialect"];
+  let dependentDialects = ["::mlir::dist::DistDialect",
+                           "::mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numGathered", "gathered", "fully_sharded synchronizes expanded">,
     Statistic<"numIdentity", "identity", "replicated synchronizes removed">,
@@ -101,13 +105,18 @@ def DistExpandGradSyncPass
         : tensor<16x12xf32> -> !dist.future<tensor<8x12xf32>>
     %s = dist.wait %f : !dist.future<tensor<8x12xf32>>
     ```
+
+    For a parameter padded to a multiple of W (`unsharded_dim0`), the
+    gradient is padded with zero rows (`tensor.pad`) before the
+    reduce-scatter.
   }];
   let options = [
     Option<"useReciprocal", "use-reciprocal", "bool", /*default=*/"false",
            "pre-average by multiplying with 1/W instead of dividing by W">,
   ];
   let dependentDialects = ["::mlir::dist::DistDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numExpanded", "expanded", "gradient syncs expanded">,
   ];

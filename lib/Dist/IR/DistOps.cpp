@@ -184,6 +184,17 @@ std::optional<int64_t> MeshOp::getGroupSize(ArrayRef<int64_t> axes) {
 
 RankedTensorType
 ParameterOp::getUnshardedType(SymbolTableCollection *symbolTable) {
+  RankedTensorType padded = getPaddedType(symbolTable);
+  std::optional<int64_t> dim0 = getUnshardedDim0();
+  if (!dim0 || !isSharded() || padded.getRank() == 0)
+    return padded;
+  SmallVector<int64_t> shape(padded.getShape());
+  shape[0] = *dim0;
+  return padded.clone(shape);
+}
+
+RankedTensorType
+ParameterOp::getPaddedType(SymbolTableCollection *symbolTable) {
   RankedTensorType local = getLocalType();
   if (!isSharded() || local.getRank() == 0)
     return local;
@@ -206,6 +217,25 @@ static LogicalResult verifyParameterName(Operation *op, StringAttr name) {
   if (name.getValue().contains('\0'))
     return op->emitOpError() << "expected a parameter name without NUL "
                              << "characters, but got " << name;
+  return success();
+}
+
+/// FSDP's padding: `unshardedDim0` rows on `size` ranks are held as
+/// ceil(unshardedDim0 / size) rows on each rank.
+static LogicalResult verifyPadding(ParameterOp op, int64_t unshardedDim0,
+                                   int64_t size) {
+  int64_t local = op.getLocalType().getDimSize(0);
+  if (unshardedDim0 < 1)
+    return op.emitOpError() << "expected unsharded_dim0 to be at least 1, but "
+                         << "got " << unshardedDim0;
+  int64_t rows = llvm::divideCeilSigned(unshardedDim0, size);
+  if (ShapedType::isDynamic(local) || local != rows)
+    return op.emitOpError() << "expected a dim 0 of ceil(" << unshardedDim0
+                         << " / " << size << ") = " << rows
+                         << " rows on each rank (unsharded_dim0 = "
+                         << unshardedDim0 << " padded to a multiple of the "
+                         << "group size " << size << "), but the type has "
+                         << dimStr(local);
   return success();
 }
 
@@ -247,17 +277,25 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (isSharded() && getLocalType().getDimSize(0) == 0)
     return emitOpError("expected a fully_sharded parameter to have a non-empty "
                        "dim 0 (each rank holds a slice of it), but it is 0");
+  std::optional<int64_t> unshardedDim0 = getUnshardedDim0();
+  if (unshardedDim0 && !isSharded())
+    return emitOpError("expected unsharded_dim0 only on a fully_sharded "
+                       "parameter (a replicated one is not padded)");
   if (isSharded()) {
     // The unsharded gradient (and stash) must be representable too.
     int64_t dim0 = getLocalType().getDimSize(0);
-    if (failed(gatheredDim(*this, 0, dim0, *getGroupSize(&symbolTable),
-                           "unsharded")) ||
-        failed(
-            detail::verifyRuntimeTensor(*this, getUnshardedType(&symbolTable))))
+    int64_t size = *getGroupSize(&symbolTable);
+    if (failed(gatheredDim(*this, 0, dim0, size, "unsharded")))
+      return failure();
+    if (unshardedDim0 && failed(verifyPadding(*this, *unshardedDim0, size)))
+      return failure();
+    if (failed(detail::verifyRuntimeTensor(*this,
+                                           getPaddedType(&symbolTable))))
       return failure();
   }
   return success();
 }
+
 
 //===----------------------------------------------------------------------===//
 // GroupRankOp
@@ -327,21 +365,34 @@ LogicalResult AllGatherOp::verify() { return verifyCollectiveShape(*this); }
 /// and axes, gathering along dim 0 exactly when it is sharded. (On other
 /// axes the forward would use another "whole" parameter than the one whose
 /// gradient the sync averages.)
+/// The parameter `input` is tied to, when it is an entry block argument
+/// of a function with `{dist.param = @p}`; null otherwise (also for a
+/// dangling tie, which the tie verifier reports).
+static ParameterOp tiedParameter(Operation *op, Value input,
+                                 SymbolTableCollection &symbolTable,
+                                 FlatSymbolRefAttr *tie = nullptr) {
+  auto arg = dyn_cast<BlockArgument>(input);
+  if (!arg)
+    return nullptr;
+  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!func || arg.getOwner() != &func.getFunctionBody().front())
+    return nullptr;
+  auto ref = func.getArgAttrOfType<FlatSymbolRefAttr>(
+      arg.getArgNumber(), DistDialect::getParamAttrName());
+  if (tie)
+    *tie = ref;
+  return ref ? lookupParameter(op, ref, &symbolTable) : nullptr;
+}
+
 static LogicalResult verifyTiedInput(Operation *op, Value input,
                                      FlatSymbolRefAttr mesh,
                                      ArrayRef<int64_t> axes, bool gathersDim0,
                                      SymbolTableCollection &symbolTable) {
-  auto arg = dyn_cast<BlockArgument>(input);
-  if (!arg)
-    return success();
-  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  if (!func || arg.getOwner() != &func.getFunctionBody().front())
-    return success();
-  auto ref = func.getArgAttrOfType<FlatSymbolRefAttr>(
-      arg.getArgNumber(), DistDialect::getParamAttrName());
-  ParameterOp param = ref ? lookupParameter(op, ref, &symbolTable) : nullptr;
+  FlatSymbolRefAttr ref;
+  ParameterOp param = tiedParameter(op, input, symbolTable, &ref);
   if (!param)
-    return success(); // Untied, or a dangling tie the tie verifier reports.
+    return success();
+  auto arg = cast<BlockArgument>(input);
   auto spelled = [&](FlatSymbolRefAttr m, ArrayRef<int64_t> a) {
     return getSpelledAxes(op, m, a, &symbolTable);
   };
@@ -452,7 +503,17 @@ SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> expected = gatheredDim(*this, 0, in, *size);
   if (failed(expected))
     return failure();
-  if (*expected != out)
+  // A padded parameter comes in at its true size.
+  ParameterOp param = tiedParameter(*this, getInput(), symbolTable);
+  std::optional<int64_t> dim0 =
+      param ? param.getUnshardedDim0() : std::nullopt;
+  if (dim0 && *dim0 != out)
+    return emitOpError() << "expected a fully_sharded result dim 0 of "
+                         << *dim0 << " (the unsharded_dim0 of "
+                         << param.getSymName() << ": the " << dimStr(*expected)
+                         << " gathered rows less the padding), but got "
+                         << dimStr(out);
+  if (!dim0 && *expected != out)
     return emitOpError() << "expected a fully_sharded result dim 0 of "
                          << dimStr(*expected) << " (input dim " << dimStr(in)
                          << " x group size " << *size << "), but got "

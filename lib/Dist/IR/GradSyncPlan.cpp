@@ -3,6 +3,7 @@
 #include "Dist/IR/GradSyncPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/MathExtras.h"
@@ -84,19 +85,25 @@ FailureOr<GradSyncPlan> mlir::dist::getGradSyncPlan(
     }
   }
   plan.localGradType = plan.syncedType;
+  RankedTensorType padded = plan.syncedType;
   if (param.isSharded()) {
     SmallVector<int64_t> shape(plan.syncedType.getShape());
     if (shape.empty() || llvm::MulOverflow(shape[0], *shardGroup, shape[0])) {
       why = "its unsharded dim 0 cannot be computed";
       return failure();
     }
-    plan.localGradType = plan.syncedType.clone(shape);
+    padded = plan.syncedType.clone(shape);
+    plan.localGradType = padded;
+    if (std::optional<int64_t> dim0 = param.getUnshardedDim0()) {
+      shape[0] = *dim0;
+      plan.localGradType = padded.clone(shape);
+    }
   }
   RankedTensorType shard = plan.reduced(plan.syncedType);
   plan.stages.push_back({param.isSharded() ? CollectiveKind::ReduceScatter
                                            : CollectiveKind::AllReduce,
                          param.getAxesAttr(), *shardGroup,
-                         plan.reduced(plan.localGradType), shard,
+                         plan.reduced(padded), shard,
                          /*onReplicateAxes=*/false});
   if (hybrid)
     plan.stages.push_back({CollectiveKind::AllReduce,
@@ -104,6 +111,34 @@ FailureOr<GradSyncPlan> mlir::dist::getGradSyncPlan(
                            shard,
                            /*onReplicateAxes=*/true});
   return plan;
+}
+
+Value mlir::dist::padRows(OpBuilder &builder, Location loc, Value value,
+                          RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from == type)
+    return value;
+  SmallVector<OpFoldResult> low(type.getRank(), builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> high(low);
+  high[0] = builder.getIndexAttr(type.getDimSize(0) - from.getDimSize(0));
+  Value zero = arith::ConstantOp::create(
+      builder, loc, builder.getFloatAttr(type.getElementType(), 0.0));
+  return tensor::PadOp::create(builder, loc, type, value, low, high, zero,
+                               /*nofold=*/false);
+}
+
+Value mlir::dist::dropPadding(OpBuilder &builder, Location loc, Value value,
+                              RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from == type)
+    return value;
+  SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                           builder.getIndexAttr(1));
+  for (int64_t d : type.getShape())
+    sizes.push_back(builder.getIndexAttr(d));
+  return tensor::ExtractSliceOp::create(builder, loc, type, value, offsets,
+                                        sizes, strides);
 }
 
 Value mlir::dist::convertElements(OpBuilder &builder, Location loc, Value value,

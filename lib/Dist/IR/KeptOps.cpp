@@ -38,13 +38,14 @@ GatherKeptOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!param)
     return failure();
   RankedTensorType local = param.getLocalType();
-  RankedTensorType unsharded = param.getUnshardedType(&symbolTable);
+  // Gathered with its padding, if any (unsharded_dim0).
+  RankedTensorType unsharded = param.getPaddedType(&symbolTable);
   if (getInput().getType() != local)
     return emitOpError() << "expected the input to have the local type "
                          << local << " of " << getParamAttr() << ", but got "
                          << getInput().getType();
   if (getResult().getType() != unsharded)
-    return emitOpError() << "expected the result to have the unsharded type "
+    return emitOpError() << "expected the result to have the gathered type "
                          << unsharded << " of " << getParamAttr()
                          << ", but got " << getResult().getType();
   // The kept buffer is the gather of the parameter's shard: any other value

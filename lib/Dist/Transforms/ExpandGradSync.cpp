@@ -11,6 +11,8 @@
 #include "Dist/IR/GradSyncPlan.h"
 #include "Dist/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
@@ -44,6 +46,7 @@ static Value expandStage(OpBuilder &builder, Location loc, Value input,
   auto sum = ReductionKindAttr::get(context, ReductionKind::Sum);
   auto future = FutureType::get(stage.resultType);
   Value started;
+  input = padRows(builder, loc, input, stage.inputType);
   if (stage.kind == CollectiveKind::ReduceScatter)
     started = ReduceScatterOp::create(builder, loc, future, input,
                                       param.getMeshAttr(), stage.axes, sum,

@@ -1,7 +1,10 @@
 //===- ExpandSynchronize.cpp - dist.synchronize into collectives ----------===//
 
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/GradSyncPlan.h"
 #include "Dist/Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -30,13 +33,26 @@ struct DistExpandSynchronizePass
         continue;
       }
       OpBuilder builder(sync);
+      // A padded parameter (unsharded_dim0) gathers its padded rows; the
+      // verifier has checked the result is the true size.
+      RankedTensorType type = sync.getType();
+      std::optional<int64_t> size = sync.getGroupSize();
+      if (!size) {
+        sync.emitOpError("expected a valid process group");
+        return signalPassFailure();
+      }
+      SmallVector<int64_t> gatheredShape(type.getShape());
+      gatheredShape[0] = sync.getInput().getType().getDimSize(0) * *size;
+      RankedTensorType gathered = type.clone(gatheredShape);
       auto gather = AllGatherOp::create(
-          builder, sync.getLoc(), FutureType::get(sync.getType()),
-          sync.getInput(), sync.getMeshAttr(), sync.getAxesAttr(),
+          builder, sync.getLoc(), FutureType::get(gathered), sync.getInput(),
+          sync.getMeshAttr(), sync.getAxesAttr(),
           builder.getI64IntegerAttr(0));
-      auto wait = WaitOp::create(builder, sync.getLoc(), sync.getType(),
-                                 gather.getResult());
-      sync.replaceAllUsesWith(wait.getResult());
+      Value value = WaitOp::create(builder, sync.getLoc(), gathered,
+                                   gather.getResult());
+      if (gathered != type)
+        value = dropPadding(builder, sync.getLoc(), value, type);
+      sync.replaceAllUsesWith(value);
       sync.erase();
       ++numGathered;
     }

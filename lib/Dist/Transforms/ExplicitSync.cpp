@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -199,6 +200,7 @@ private:
   LogicalResult matchScale(ExplicitSync &sync, Value scaled,
                            RankedTensorType operandType, StringRef where);
   bool isPreAveraged(Value input);
+  LogicalResult matchPadding(Value input);
 
   const GradSyncPlan &plan;
   SymbolTableCollection &symbolTable;
@@ -291,6 +293,34 @@ LogicalResult Matcher::matchScale(ExplicitSync &sync, Value scaled,
 /// Whether `input` (of a sync's first collective) is a scale by exactly 1/W
 /// of a value of the plan's local gradient type, used by that collective
 /// alone: dist's pre-averaging.
+/// The zero padding a padded parameter's gradient gets before its
+/// reduce-scatter: `tensor.pad` of the unsharded gradient (in the reduce
+/// type) with +0.0 rows appended along dim 0 up to the stage's input type.
+LogicalResult Matcher::matchPadding(Value input) {
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  std::string expected;
+  llvm::raw_string_ostream(expected) << plan.stages.front().inputType;
+  if (!pad)
+    return fail(input.getDefiningOp(),
+                "expected the gradient padded with zero rows to " + expected +
+                    " (tensor.pad: the parameter has unsharded_dim0), but "
+                    "the value is produced by " +
+                    describe(input.getDefiningOp()));
+  auto zero = getConstantFloat(pad.getConstantPaddingValue());
+  bool lowZero = llvm::all_of(pad.getStaticLow(),
+                              [](int64_t v) { return v == 0; });
+  ArrayRef<int64_t> high = pad.getStaticHigh();
+  bool highRows =
+      pad.getLow().empty() && pad.getHigh().empty() && lowZero &&
+      llvm::all_of(high.drop_front(), [](int64_t v) { return v == 0; });
+  if (!zero || *zero != 0.0 || std::signbit(*zero) || !highRows ||
+      pad.getSource().getType() != plan.reduced(plan.localGradType))
+    return fail(pad, "expected the parameter's unsharded gradient padded "
+                     "with +0.0 rows after its last row to " +
+                         expected);
+  return success();
+}
+
 bool Matcher::isPreAveraged(Value input) {
   FailureOr<ScaleMatch> scale = ::matchScale(input.getDefiningOp());
   if (failed(scale) || !input.hasOneUse() ||
@@ -409,6 +439,15 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
   }
   sync.stages.push_back(*last);
   Value input = sync.stages.front().collective.getInput();
+  Operation *reader = sync.stages.front().collective;
+  if (plan.stages.front().inputType != plan.reduced(plan.localGradType)) {
+    if (failed(matchPadding(input)) ||
+        failed(onlyUsedBy(input, reader, "the padded gradient")))
+      return failure();
+    sync.padBefore = input.getDefiningOp();
+    reader = sync.padBefore;
+    input = sync.padBefore->getOperand(0);
+  }
   // Sum collectives: pre-divided by exactly W (dist's canonical form), or
   // not averaged at all. A scale by another constant before the first
   // collective is the frontend's own local computation: the sum of what it
@@ -418,16 +457,15 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
     sync.averaging = Averaging::None;
   if (sync.averaging != Averaging::PreScale) {
     if (input.getType() != plan.reduced(plan.localGradType))
-      return fail(sync.stages.front().collective,
-                  "expected the first collective to read the parameter's "
-                  "unsharded gradient type (in its reduce_dtype)");
+      return fail(reader, "expected the first collective to read the "
+                          "parameter's unsharded gradient type (in its "
+                          "reduce_dtype)");
     sync.scaleInput = input;
     return sync;
   }
   if (failed(matchScale(sync, input, plan.reduced(plan.localGradType),
                         "before the first collective")) ||
-      failed(onlyUsedBy(input, sync.stages.front().collective,
-                        "the pre-averaged gradient")))
+      failed(onlyUsedBy(input, reader, "the pre-averaged gradient")))
     return failure();
   return sync;
 }

@@ -58,6 +58,9 @@ struct ExplicitSync {
   Operation *convertOut = nullptr;
   /// The arith.extf to f32 before it, between types of one width.
   Operation *convertOutVia = nullptr;
+  /// For a padded parameter (unsharded_dim0): the tensor.pad with zero rows
+  /// that the first collective reads; null otherwise.
+  Operation *padBefore = nullptr;
   SmallVector<ExplicitStage, 2> stages;
 };
 

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
@@ -22,7 +23,12 @@ using namespace mlir::dist;
 /// Erases `op` and then any constant it alone kept alive.
 static void eraseWithDeadConstants(Operation *op) {
   SmallVector<Operation *> operands;
-  for (Value operand : op->getOperands())
+  SmallVector<Value> used(op->getOperands());
+  // A padding's zero is used inside its region.
+  if (auto pad = dyn_cast<tensor::PadOp>(op))
+    if (Value zero = pad.getConstantPaddingValue())
+      used.push_back(zero);
+  for (Value operand : used)
     if (Operation *def = operand.getDefiningOp())
       operands.push_back(def);
   op->erase();
@@ -73,6 +79,8 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
     if (&stage == &sync.stages.back() && sync.stashAddBeforeReplicate)
       ops.push_back(sync.stashAddBeforeReplicate);
   }
+  if (sync.padBefore)
+    ops.push_back(sync.padBefore);
   if (sync.averaging == Averaging::PreScale)
     ops.push_back(sync.scale);
   for (Operation *op : ops)

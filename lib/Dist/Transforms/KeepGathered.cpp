@@ -95,7 +95,7 @@ std::optional<Gather> matchGather(Operation &op, func::FuncOp func,
                      &symbolTable) != getSpelledAxes(param, param.getMeshAttr(),
                                                      param.getAxes(),
                                                      &symbolTable) ||
-      wait.getType() != param.getUnshardedType(&symbolTable))
+      wait.getType() != param.getPaddedType(&symbolTable))
     return std::nullopt;
   return Gather{gather, param, wait.getResult()};
 }

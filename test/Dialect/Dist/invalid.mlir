@@ -664,7 +664,7 @@ func.func @gather_kept_input_type(%p: tensor<4x2xf32>) -> tensor<8x3xf32> {
 dist.mesh @m shape = [2, 2]
 dist.parameter @s : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
 func.func @gather_kept_result_type(%p: tensor<4x3xf32> {dist.param = @s}) -> tensor<16x3xf32> {
-  // expected-error @+1 {{'dist.gather_kept' op expected the result to have the unsharded type 'tensor<8x3xf32>' of @s, but got 'tensor<16x3xf32>'}}
+  // expected-error @+1 {{'dist.gather_kept' op expected the result to have the gathered type 'tensor<8x3xf32>' of @s, but got 'tensor<16x3xf32>'}}
   %g = dist.gather_kept %p for @s : tensor<4x3xf32> -> tensor<16x3xf32>
   return %g : tensor<16x3xf32>
 }
