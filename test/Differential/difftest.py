@@ -16,6 +16,9 @@ kept parameter per window, K or 2K for the others. Half the cases use the
 pipeline's collective buckets, and about 3 in 10 of those without explicit
 sync chains its reduce-dtype=f64 (the stash and the collectives in f64; tag
 reduce-f64: the f32 gradients and the f64 reference compare as above).
+About a third of the seeds draw sharded dims without regard to the group
+size (tag uneven): FSDP's padding, each shard compared with the rows the
+reference pads with zeros.
 
 Outcomes: passed; failed (dist-run exited 0 with wrong numbers, the worst
 bug, or its own checks failed); refused (the compiler stopped with a located

@@ -285,9 +285,20 @@ def explicit_sync(em, case, p, g, form):
     if form == "pre":
         g = em.scale(g, p.shape, 1.0 / w)
     f, x = em.fresh("f"), em.fresh("s")
+    if p.padded:  # zero rows up to a multiple of the group, as FSDP pads
+        padded, zero = em.fresh("pad"), em.fresh("z")
+        em.emit("%s = arith.constant 0.0 : f32" % zero)
+        em.emit("%s = tensor.pad %s low[%s] high[%s] {" % (
+            padded, g, ", ".join("0" for _ in p.shape),
+            ", ".join([str(p.padded_shape[0] - p.shape[0])] + ["0"] * (len(p.shape) - 1))))
+        em.emit("^bb0(%s):" % ", ".join("%%pi%d: index" % i for i in range(len(p.shape))))
+        em.emit("  tensor.yield %s : f32" % zero)
+        em.emit("} : %s to %s" % (ty(p.shape), ty(p.padded_shape)))
+        g = padded
     if p.sharded:
         em.emit("%s = dist.reduce_scatter %s %s reduction = %s scatter_axis = 0 : %s -> "
-                "!dist.future<%s>" % (f, g, _group(p), reduction, ty(p.shape), ty(p.local_shape)))
+                "!dist.future<%s>" % (f, g, _group(p), reduction, ty(p.padded_shape),
+                                      ty(p.local_shape)))
     else:
         em.emit("%s = dist.all_reduce %s %s reduction = %s : %s"
                 % (f, g, _group(p), reduction, ty(p.shape)))
@@ -314,6 +325,8 @@ def emit_mlir(case):
             p.name, ty(p.local_shape), "fully_sharded" if p.sharded else "replicated", _group(p))
         if p.replicate_axes:
             decl += " replicate_axes = [%s]" % ", ".join(map(str, p.replicate_axes))
+        if p.padded:
+            decl += " unsharded_dim0 = %d" % p.shape[0]
         out.append(decl)
     out.append(MAPS.rstrip())
 

@@ -36,10 +36,24 @@ class Param:
         return self.kind not in ("ddp", "ddp2")
 
     @property
+    def padded(self):
+        """Sharded with a dim 0 the group does not divide: FSDP pads it to a
+        multiple (dist.parameter unsharded_dim0)."""
+        return self.sharded and self.shape[0] % self.shards != 0
+
+    @property
     def local_shape(self):
         if not self.sharded:
             return self.shape
-        return (self.shape[0] // self.shards,) + tuple(self.shape[1:])
+        rows = -(-self.shape[0] // self.shards)  # ceil: the last ranks hold padding
+        return (rows,) + tuple(self.shape[1:])
+
+    @property
+    def padded_shape(self):
+        """What the reduce-scatter reads and the all-gather yields."""
+        if not self.sharded:
+            return self.shape
+        return (self.local_shape[0] * self.shards,) + tuple(self.shape[1:])
 
 
 @dataclass
@@ -100,6 +114,10 @@ class Case:
     # to f32. Drawn only without explicit sync chains, which are written in
     # f32 and so are refused for an f64 reduce type (docs/Design.md).
     reduce_f64: bool = False
+    # Sharded dims drawn without regard to the group size (its own random
+    # stream, so that the other seeds' models stay as they were): a sharded
+    # parameter whose dim 0 the group does not divide is padded.
+    uneven: bool = False
 
     def regathered(self):
         """Parameters the backward gathers again over more than one rank: the
@@ -145,6 +163,8 @@ class Case:
             t.add("buckets")
         if self.reduce_f64:
             t.add("reduce-f64")
+        if any(p.padded for p in self.params.values()):
+            t.add("uneven")
         t.add(self.style)
         return sorted(t)
 
@@ -197,6 +217,15 @@ def make_case(seed):
         meshes["grid"] = rng.choice(others)
     case_mode = rng.choice(["mixed", "mixed", "ddp", "ddp2", "zero2", "zero3", "hsdp2", "hsdp3"])
     k = rng.choice([1, 2, 3, 4, 4, 5, 8])
+    uneven = random.Random("uneven-%d" % seed).random() < 0.35
+
+    def rows(p, most):
+        """A dim 0 for `p` of at most `most` rows: a multiple of its group
+        unless the case is uneven."""
+        if uneven:
+            return rng.randint(1, most)
+        return p.shards * rng.randint(1, max(1, most // p.shards))
+
     nlayers = rng.choice([1, 2, 2, 3, 3, 4])
     params = {}
     layers = []
@@ -216,13 +245,13 @@ def make_case(seed):
             layer = Layer(din, tied.dout, act, tied.weight, None, False)
         elif rng.random() < 0.08:
             w = new_param("l%d.wb" % j)
-            dout = w.shards * rng.randint(1, max(1, 16 // w.shards))
+            dout = rows(w, 16)
             w.shape = (dout, din + 1)
             params[w.name] = w
             layer = Layer(din, dout, act, w.name, None, False, packed=True)
         else:
             w = new_param("l%d.w" % j)
-            dout = w.shards * rng.randint(1, max(1, 16 // w.shards))
+            dout = rows(w, 16)
             w.shape = (dout, din)
             params[w.name] = w
             layer = Layer(din, dout, act, w.name, None, True)
@@ -231,14 +260,14 @@ def make_case(seed):
         layer.loop = rng.random() < 0.08
         if not layer.packed and rng.random() < 0.75:
             b = new_param("l%d.b" % j)
-            if layer.dout % b.shards:
+            if layer.dout % b.shards and not uneven:
                 b = _make_param(rng, b.name, "ddp", b.mesh, meshes[b.mesh])
             b.shape = (layer.dout,)
             params[b.name] = b
             layer.bias = b.name
             if rng.random() < 0.15:
                 b2 = new_param("l%d.b2" % j)
-                if layer.dout % b2.shards:
+                if layer.dout % b2.shards and not uneven:
                     b2 = _make_param(rng, b2.name, "ddp", b2.mesh, meshes[b2.mesh])
                 b2.shape = (layer.dout,)
                 params[b2.name] = b2
@@ -249,7 +278,7 @@ def make_case(seed):
         if j + 1 < nlayers and layer.owns and rng.random() < 0.35:
             want = rng.choice([l.din for l in layers if l.owns])
             own = [params[n] for n in (layer.weight, layer.bias, layer.bias2) if n]
-            if all(want % p.shards == 0 for p in own):
+            if uneven or all(want % p.shards == 0 for p in own):
                 layer.dout = want
                 for p in own:
                     p.shape = (want,) + tuple(p.shape[1:])
@@ -258,7 +287,7 @@ def make_case(seed):
     unused = None
     if rng.random() < 0.15:
         u = new_param("unused")
-        u.shape = (u.shards * rng.randint(1, 3), rng.randint(1, 5))
+        u.shape = (rows(u, 3 * u.shards), rng.randint(1, 5))
         params[u.name] = u
         unused = u.name
     hsdp = any(p.replicate_axes for p in params.values())
@@ -268,7 +297,8 @@ def make_case(seed):
         hsdp_partial=hsdp and rng.random() < 0.5, layers=layers, params=params,
         dx=rng.random() < 0.4,
         gradnorm=rng.choice(sorted(params)) if rng.random() < 0.2 else None, unused=unused,
-        loss_rank0=rng.random() < 0.3, style=rng.choice(["generic", "generic", "named"]))
+        loss_rank0=rng.random() < 0.3, style=rng.choice(["generic", "generic", "named"]),
+        uneven=uneven)
     args = [("param", n) for n in params] + [("x",), ("y",)]
     results = [("loss",)] + [("grad", n) for n in params]
     if case.dx:

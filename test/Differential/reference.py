@@ -95,11 +95,15 @@ def shard_index(case, param, rank):
 
 
 def local_part(case, param, full, rank):
+    """The rank's rows; a dim 0 the group does not divide is first padded
+    with zero rows to ceil(rows / shards) per rank (FSDP's padding)."""
     if not param.sharded:
         return full
-    rows = full.shape[0] // param.shards
+    rows = -(-full.shape[0] // param.shards)
+    padded = np.zeros((rows * param.shards,) + full.shape[1:], dtype=full.dtype)
+    padded[:full.shape[0]] = full
     s = shard_index(case, param, rank)
-    return full[s * rows:(s + 1) * rows]
+    return padded[s * rows:(s + 1) * rows]
 
 
 def draw_inputs(case):
