@@ -16,7 +16,9 @@
 // and @<entry> for K, then SGD on every parameter whose gradient has its
 // local shape. Checks, every window: the gradients equal always-sync
 // accumulation of the same micro-batches (@<entry> K times; atol 1e-5, rtol
-// 1.3e-6, the acceptance test's tolerance), the no_sync micro-steps ran no
+// 1.3e-6, the acceptance test's tolerance; for a gradient synced or held in a
+// type narrower than f32 also twice the summation bound (K + W + 2) u
+// sum_k |g_k| in that type's unit roundoff u), the no_sync micro-steps ran no
 // all_reduce or reduce_scatter (unless --hsdp-partial, which keeps the
 // intra-node reduce_scatter), and the stash and the kept gathers
 // (--keep-gathered) are empty after the window; rank 0 prints the window's
@@ -167,6 +169,22 @@ int main(int argc, char **argv) {
   bool argsFit = succeeded(checkFitsInMemory(fns->sync, false, args, memory));
   if (failed(checkFitsInMemory(fns->sync, true, results, memory)) || !argsFit)
     return 1;
+
+  // Each gradient's unit roundoff in the narrowest type its sync rounds in
+  // (the parameter's reduce type or its own element type): below f32 the
+  // comparison with always-sync allows the error bound of summing in it.
+  std::vector<double> roundoff(results.size(), 0.0);
+  for (size_t r = 0; r < results.size(); ++r) {
+    auto paramOp = dyn_cast_or_null<dist::ParameterOp>(
+        SymbolTable::lookupSymbolIn(*module, results[r].param));
+    if (results[r].param.empty() || !paramOp)
+      continue;
+    for (Type type : {paramOp.getReduceElementType(),
+                      paramOp.getLocalType().getElementType()})
+      if (auto fp = dyn_cast<FloatType>(type))
+        roundoff[r] =
+            std::max(roundoff[r], std::ldexp(1.0, -fp.getFPMantissaWidth()));
+  }
 
   // The world the step was compiled for, and each parameter's group.
   int64_t world = 1;
@@ -417,9 +435,12 @@ int main(int argc, char **argv) {
 
     // Always-sync accumulation of the same micro-batches (a whole window
     // has no variant to compare with: its reference is independent).
-    std::vector<std::vector<double>> always(results.size());
-    for (size_t r = 0; r < results.size(); ++r)
+    std::vector<std::vector<double>> always(results.size()),
+        alwaysAbs(results.size());
+    for (size_t r = 0; r < results.size(); ++r) {
       always[r].assign(synced->values(r).size(), 0.0);
+      alwaysAbs[r].assign(synced->values(r).size(), 0.0);
+    }
     auto alwaysStart = std::chrono::steady_clock::now();
     if (!windowOpt)
       if (llvm::Error error = dist_step::runWindow(
@@ -428,8 +449,10 @@ int main(int argc, char **argv) {
                [&](const dist_step::MicroStep &, dist_step::Results &out) {
                  for (size_t r = 0; r < out.size(); ++r)
                    if (!results[r].param.empty())
-                     for (size_t j = 0; j < always[r].size(); ++j)
+                     for (size_t j = 0; j < always[r].size(); ++j) {
                        always[r][j] += out.values(r)[j];
+                       alwaysAbs[r][j] += std::fabs(out.values(r)[j]);
+                     }
                }}))
         return callFailed(std::move(error));
     auto alwaysEnd = std::chrono::steady_clock::now();
@@ -444,11 +467,20 @@ int main(int argc, char **argv) {
       if (results[r].param.empty())
         continue;
       llvm::ArrayRef<float> grad = synced->values(r);
+      // Narrower than f32 (a bf16 reduce or gradient): both sums round in
+      // that type, each at most K + W + 2 times in sequence (the stash, the
+      // pre-averaging, the reduction, the conversions), so they may differ
+      // by twice the recursive-summation bound gamma_n sum |x|.
+      double summation =
+          roundoff[r] > std::ldexp(1.0, -24)
+              ? 2.0 * double(k + world + 2) * roundoff[r]
+              : 0.0;
       double worst = 0;
       for (size_t j = 0; j < grad.size(); ++j) {
         double a = grad[j], b = always[r][j];
-        worst =
-            std::max(worst, std::fabs(a - b) - (1e-5 + 1.3e-6 * std::fabs(b)));
+        worst = std::max(worst, std::fabs(a - b) -
+                                    (1e-5 + 1.3e-6 * std::fabs(b) +
+                                     summation * alwaysAbs[r][j]));
         checksum += a;
       }
       if (!windowOpt)

@@ -109,12 +109,21 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     gradient with zero rows before the reduce-scatter, so the padding's
     gradient is zero. Without it the unsharded dim 0 is `type`'s times W.
 
-    `reduce_dtype` (a float type; default: the parameter's element type) is
+    `param_dtype` (a float type; default: the element type) is the type the
+    model computes in, FSDP2's `MixedPrecisionPolicy(param_dtype=...)`:
+    `type` is how the parameter is held (an f32 master copy the optimizer
+    updates), `dist.synchronize` converts it to `param_dtype` before
+    gathering it, and the model's gradient is in `param_dtype`. The synced
+    gradient has the element type of `type` again, the optimizer's.
+
+    `reduce_dtype` (a float type; default: the compute type, `param_dtype`
+    or else the element type) is
     the type its gradient is accumulated and reduced in, FSDP's
     `MixedPrecisionPolicy(reduce_dtype=...)`: the no_sync stash holds the
     gradient converted to it, the sync step adds the last gradient to the
     stash, pre-averages and communicates in it, and converts the synced
-    gradient back to the element type (docs/Design.md, "Element types").
+    gradient to the element type of `type` (docs/Design.md, "Element
+    types").
 
     Example:
 
@@ -130,6 +139,11 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     dist.parameter @emb : tensor<8x16xbf16> fully_sharded on @world
         reduce_dtype = f32
 
+    // FSDP2's mixed precision: f32 shards, gathered and computed in bf16,
+    // gradients reduced in f32 and handed to the optimizer in f32.
+    dist.parameter @mlp : tensor<8x16xf32> fully_sharded on @world
+        param_dtype = bf16 reduce_dtype = f32
+
     // 6 rows on 4 ranks: 2 rows each, rank 3 holds only padding.
     dist.mesh @four shape = [4]
     dist.parameter @head : tensor<2x16xf32> fully_sharded on @four
@@ -144,33 +158,42 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
     DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$replicate_axes,
     OptionalAttr<I64Attr>:$unsharded_dim0,
+    OptionalAttr<TypeAttr>:$param_dtype,
     OptionalAttr<TypeAttr>:$reduce_dtype
   );
   let assemblyFormat = [{
     $sym_name `:` $type $kind `on` $mesh (`axes` `=` $axes^)?
     (`replicate_axes` `=` $replicate_axes^)?
     (`unsharded_dim0` `=` $unsharded_dim0^)?
+    (`param_dtype` `=` $param_dtype^)?
     (`reduce_dtype` `=` $reduce_dtype^)? attr-dict
   }];
   let extraClassDeclaration = [{
     /// The type of the parameter's local gradient before any communication:
-    /// the whole (unsharded) parameter's type.
+    /// the whole (unsharded) parameter's type, in the compute type.
     ::mlir::RankedTensorType getUnshardedType(
         ::mlir::SymbolTableCollection *symbolTable = nullptr);
     /// The unsharded type padded to a multiple of the group size along
-    /// dim 0: what the all-gather yields and the reduce-scatter takes. The
-    /// unsharded type itself unless `unsharded_dim0` is set.
+    /// dim 0, in the compute type: what the all-gather yields. The unsharded
+    /// type itself unless `unsharded_dim0` is set.
     ::mlir::RankedTensorType getPaddedType(
         ::mlir::SymbolTableCollection *symbolTable = nullptr);
     ::mlir::RankedTensorType getLocalType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());
     }
     bool isSharded() { return getKind() == SyncKind::FullySharded; }
+    /// The element type the model computes in: the gathered parameter's
+    /// and the local gradient's.
+    ::mlir::Type getComputeElementType() {
+      if (std::optional<::mlir::Type> t = getParamDtype())
+        return *t;
+      return getLocalType().getElementType();
+    }
     /// The element type the gradient is stashed and reduced in.
     ::mlir::Type getReduceElementType() {
       if (std::optional<::mlir::Type> t = getReduceDtype())
         return *t;
-      return getLocalType().getElementType();
+      return getComputeElementType();
     }
   }];
 }

@@ -36,8 +36,8 @@ struct GradSyncPlan {
   ParameterOp param;
   /// W, the whole data-parallel degree: the pre-averaging is by 1/W.
   int64_t factor;
-  /// The local gradient (the parameter's unsharded type) and the synced one
-  /// (its local type). A padded parameter's reduce-scatter takes the local
+  /// The local gradient (the parameter's unsharded type, in its compute
+  /// type) and the synced one (its local type, as the optimizer holds it). A padded parameter's reduce-scatter takes the local
   /// gradient padded with zero rows (its first stage's inputType).
   RankedTensorType localGradType;
   RankedTensorType syncedType;

@@ -195,7 +195,7 @@ ParameterOp::getUnshardedType(SymbolTableCollection *symbolTable) {
 
 RankedTensorType
 ParameterOp::getPaddedType(SymbolTableCollection *symbolTable) {
-  RankedTensorType local = getLocalType();
+  RankedTensorType local = getLocalType().clone(getComputeElementType());
   if (!isSharded() || local.getRank() == 0)
     return local;
   std::optional<int64_t> size = getGroupSize(symbolTable);
@@ -255,22 +255,35 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << "sharding axes, but axis " << axis
                            << " is in both";
   }
-  if (std::optional<Type> reduce = getReduceDtype()) {
+  for (auto [name, dtype] : {std::pair(StringRef("param_dtype"),
+                                       getParamDtype()),
+                             std::pair(StringRef("reduce_dtype"),
+                                       getReduceDtype())}) {
+    if (!dtype)
+      continue;
     Type element = getLocalType().getElementType();
     if (!isa<FloatType>(element))
-      return emitOpError() << "expected a float element type for a "
-                           << "reduce_dtype (the gradient is converted to it), "
-                           << "but the parameter is " << getLocalType();
-    if (!isa<FloatType>(*reduce) || !getRuntimeDtype(*reduce))
-      return emitOpError() << "expected reduce_dtype to be a float type the "
+      return emitOpError() << "expected a float element type for a " << name
+                           << " (the parameter is converted to it), but the "
+                           << "parameter is " << getLocalType();
+    if (!isa<FloatType>(*dtype) || !getRuntimeDtype(*dtype))
+      return emitOpError() << "expected " << name << " to be a float type the "
                            << "runtime moves (f16, bf16, f32, f64), but got "
-                           << *reduce;
-    // LLVM truncates f64 to bf16 through f32: rounded twice.
-    if (element.isF64() && reduce->isBF16())
-      return emitOpError() << "expected a reduce_dtype other than bf16 for an "
-                           << "f64 parameter: its conversion would round "
-                           << "twice (through f32)";
+                           << *dtype;
   }
+  // The conversions the parameter's values go through: held -> compute
+  // (synchronize), compute -> reduce (the gradient), reduce -> held (the
+  // synced gradient). LLVM truncates f64 to bf16 through f32: rounded twice.
+  Type held = getLocalType().getElementType();
+  Type compute = getComputeElementType(), reduce = getReduceElementType();
+  for (auto [from, to, what] :
+       {std::tuple(held, compute, "its param_dtype"),
+        std::tuple(compute, reduce, "its reduce_dtype"),
+        std::tuple(reduce, held, "its element type, from its reduce_dtype")})
+    if (from.isF64() && to.isBF16())
+      return emitOpError() << "expected no conversion from f64 to bf16, which "
+                           << "would round twice (through f32), but the "
+                           << "parameter converts to " << what;
   if (isSharded() && getLocalType().getRank() == 0)
     return emitOpError("expected a fully_sharded parameter to have rank >= 1, "
                        "but it is a scalar");
@@ -477,16 +490,42 @@ void WaitOp::getCanonicalizationPatterns(RewritePatternSet &results,
 LogicalResult SynchronizeOp::verify() {
   RankedTensorType in = getInput().getType();
   RankedTensorType out = getResult().getType();
+  // A float may come in as another float: a tied parameter's param_dtype,
+  // which verifySymbolUses checks.
+  if (in.getElementType() != out.getElementType() &&
+      isa<FloatType>(in.getElementType()) &&
+      isa<FloatType>(out.getElementType()))
+    out = out.clone(in.getElementType());
   if (getKind() == SyncKind::Replicated) {
     if (in != out)
       return emitOpError() << "expected a replicated synchronize to return "
-                           << "its input type " << in << ", but got " << out;
+                           << "its input type " << in << ", but got "
+                           << getResult().getType();
     return success();
   }
   if (in.getRank() == 0)
     return emitOpError("expected a fully_sharded input of rank >= 1, but got "
                        "a scalar");
   return verifyAllButDim(*this, in, out, 0, "dim");
+}
+
+/// The element type a synchronize yields: the tied parameter's compute type
+/// (its param_dtype), else its input's.
+static LogicalResult verifySyncElementType(SynchronizeOp op,
+                                           ParameterOp param) {
+  Type in = op.getInput().getType().getElementType();
+  Type out = op.getResult().getType().getElementType();
+  Type expected = param ? param.getComputeElementType() : in;
+  if (out == expected)
+    return success();
+  InFlightDiagnostic diag = op.emitOpError()
+                            << "expected the result element type to be "
+                            << expected;
+  if (param && expected != in)
+    diag << " (the param_dtype of " << param.getSymName() << ")";
+  else if (param)
+    diag << " (" << param.getSymName() << " has no param_dtype)";
+  return diag << ", but got " << out;
 }
 
 LogicalResult
@@ -496,8 +535,12 @@ SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       failed(verifyTiedInput(*this, getInput(), getMeshAttr(), getAxes(),
                              getKind() == SyncKind::FullySharded, symbolTable)))
     return failure();
-  if (failed(size) || getKind() == SyncKind::Replicated)
-    return size;
+  if (failed(size) ||
+      failed(verifySyncElementType(
+          *this, tiedParameter(*this, getInput(), symbolTable))))
+    return failure();
+  if (getKind() == SyncKind::Replicated)
+    return success();
   int64_t in = getInput().getType().getDimSize(0);
   int64_t out = getResult().getType().getDimSize(0);
   FailureOr<int64_t> expected = gatheredDim(*this, 0, in, *size);

@@ -99,6 +99,9 @@ FailureOr<GradSyncPlan> mlir::dist::getGradSyncPlan(
       plan.localGradType = padded.clone(shape);
     }
   }
+  // The model's gradient is in the compute type (param_dtype).
+  plan.localGradType =
+      plan.localGradType.clone(param.getComputeElementType());
   RankedTensorType shard = plan.reduced(plan.syncedType);
   plan.stages.push_back({param.isSharded() ? CollectiveKind::ReduceScatter
                                            : CollectiveKind::AllReduce,

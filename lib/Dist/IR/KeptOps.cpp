@@ -38,6 +38,10 @@ GatherKeptOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!param)
     return failure();
   RankedTensorType local = param.getLocalType();
+  if (param.getComputeElementType() != local.getElementType())
+    return emitOpError() << "expected " << getParamAttr()
+                         << " without a param_dtype: a kept gather holds the "
+                            "shards as they are, unconverted";
   // Gathered with its padding, if any (unsharded_dim0).
   RankedTensorType unsharded = param.getPaddedType(&symbolTable);
   if (getInput().getType() != local)

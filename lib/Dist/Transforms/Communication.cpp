@@ -2,6 +2,7 @@
 
 #include "Communication.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -19,9 +20,15 @@ bool mlir::dist::CommunicationFinder::communicates(Operation *op,
   if (!op->isRegistered() || dialect == "shard" || dialect == "mpi")
     return true;
   if (auto gather = dyn_cast<AllGatherOp>(op)) {
-    // Only the gather of a parameter (an argument tied to one) is exempt:
+    // Only the gather of a parameter (an argument tied to one, possibly
+    // converted to its param_dtype: at most an extf and a truncf) is exempt:
     // gathering anything else may sum gradients by another name.
-    auto arg = dyn_cast<BlockArgument>(gather.getInput());
+    Value input = gather.getInput();
+    for (int i = 0; i < 2; ++i)
+      if (isa_and_present<arith::ExtFOp, arith::TruncFOp>(
+              input.getDefiningOp()))
+        input = input.getDefiningOp()->getOperand(0);
+    auto arg = dyn_cast<BlockArgument>(input);
     return !arg || arg.getOwner()->getParentOp() != within ||
            !within.getArgAttr(arg.getArgNumber(),
                               DistDialect::getParamAttrName());

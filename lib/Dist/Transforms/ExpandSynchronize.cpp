@@ -26,13 +26,17 @@ struct DistExpandSynchronizePass
     SmallVector<SynchronizeOp> syncs;
     getOperation().walk([&](SynchronizeOp op) { syncs.push_back(op); });
     for (SynchronizeOp sync : syncs) {
+      OpBuilder builder(sync);
+      // A param_dtype converts the shard before it is gathered (half the
+      // bytes for bf16 from f32, as FSDP2 does).
+      Value input = convertElements(builder, sync.getLoc(), sync.getInput(),
+                                    sync.getType().getElementType());
       if (sync.getKind() == SyncKind::Replicated) {
-        sync.replaceAllUsesWith(sync.getInput());
+        sync.replaceAllUsesWith(input);
         sync.erase();
         ++numIdentity;
         continue;
       }
-      OpBuilder builder(sync);
       // A padded parameter (unsharded_dim0) gathers its padded rows; the
       // verifier has checked the result is the true size.
       RankedTensorType type = sync.getType();
@@ -45,7 +49,7 @@ struct DistExpandSynchronizePass
       gatheredShape[0] = sync.getInput().getType().getDimSize(0) * *size;
       RankedTensorType gathered = type.clone(gatheredShape);
       auto gather = AllGatherOp::create(
-          builder, sync.getLoc(), FutureType::get(gathered), sync.getInput(),
+          builder, sync.getLoc(), FutureType::get(gathered), input,
           sync.getMeshAttr(), sync.getAxesAttr(),
           builder.getI64IntegerAttr(0));
       Value value = WaitOp::create(builder, sync.getLoc(), gathered,

@@ -36,7 +36,7 @@ struct DistSetReduceDtypePass
       return signalPassFailure();
     }
     module.walk([&](ParameterOp param) {
-      Type element = param.getLocalType().getElementType();
+      Type element = param.getComputeElementType();
       if (!param.getReduceDtype() && isa<FloatType>(element) && element != type)
         param.setReduceDtype(type);
     });

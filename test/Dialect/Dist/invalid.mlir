@@ -737,14 +737,14 @@ dist.parameter @r : tensor<4xbf16> replicated on @m reduce_dtype = f8E4M3FN
 // -----
 
 dist.mesh @m shape = [2]
-// expected-error @+1 {{expected a float element type for a reduce_dtype (the gradient is converted to it), but the parameter is 'tensor<4xi32>'}}
+// expected-error @+1 {{expected a float element type for a reduce_dtype (the parameter is converted to it), but the parameter is 'tensor<4xi32>'}}
 dist.parameter @r : tensor<4xi32> replicated on @m reduce_dtype = f32
 
 // -----
 
 // LLVM lowers an f64 -> bf16 truncation through f32: two roundings.
 dist.mesh @m shape = [2]
-// expected-error @+1 {{expected a reduce_dtype other than bf16 for an f64 parameter: its conversion would round twice (through f32)}}
+// expected-error @+1 {{expected no conversion from f64 to bf16, which would round twice (through f32), but the parameter converts to its reduce_dtype}}
 dist.parameter @r : tensor<4xf64> replicated on @m reduce_dtype = bf16
 
 // -----
