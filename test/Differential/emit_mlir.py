@@ -31,8 +31,8 @@ MAPS = """#mm_a = affine_map<(m, n, k) -> (m, k)>
 GELU_C = "0.7978845608028654"  # sqrt(2 / pi)
 
 
-def ty(shape):
-    return "tensor<" + "".join("%dx" % d for d in shape) + "f32>"
+def ty(shape, dtype="f32"):
+    return "tensor<" + "".join("%dx" % d for d in shape) + dtype + ">"
 
 
 def f32(value):
@@ -327,6 +327,8 @@ def emit_mlir(case):
             decl += " replicate_axes = [%s]" % ", ".join(map(str, p.replicate_axes))
         if p.padded:
             decl += " unsharded_dim0 = %d" % p.shape[0]
+        if p.compute != "f32":  # reduce_dtype spelled: no pipeline default
+            decl += " param_dtype = %s reduce_dtype = %s" % (p.compute, p.reduce)
         out.append(decl)
     out.append(MAPS.rstrip())
 
@@ -373,7 +375,12 @@ def emit_mlir(case):
         r = em.fresh(when)
         kind = "fully_sharded" if p.sharded else "replicated"
         em.emit("%s = dist.synchronize %s %s kind = %s : %s -> %s"
-                % (r, arg_names[p.name], _group(p), kind, ty(p.local_shape), ty(p.shape)))
+                % (r, arg_names[p.name], _group(p), kind, ty(p.local_shape),
+                   ty(p.shape, p.compute)))
+        if p.compute != "f32":  # the model computes in f32 on the rounded values
+            wide = em.fresh(when)
+            em.emit("%s = arith.extf %s : %s to %s" % (wide, r, ty(p.shape, p.compute), ty(p.shape)))
+            r = wide
         return r
 
     fwd = {name: sync(p, "f") for name, p in case.params.items()}
@@ -449,6 +456,12 @@ def emit_mlir(case):
             if r[1] in case.sync_forms:
                 values.append(explicit_sync(em, case, p, grads[r[1]], case.sync_forms[r[1]]))
                 types.append('%s {dist.grad = @"%s"}' % (ty(p.local_shape), r[1]))
+            elif p.compute != "f32":  # the gradient in the compute type
+                narrow = em.fresh("g")
+                em.emit("%s = arith.truncf %s : %s to %s"
+                        % (narrow, grads[r[1]], ty(p.shape), ty(p.shape, p.compute)))
+                values.append(narrow)
+                types.append('%s {dist.grad = @"%s"}' % (ty(p.shape, p.compute), r[1]))
             else:
                 values.append(grads[r[1]])
                 types.append('%s {dist.grad = @"%s"}' % (ty(p.shape), r[1]))

@@ -30,6 +30,11 @@ class Param:
     replicate_axes: list
     shards: int  # size of the group dim 0 is sharded over (1: replicated)
     resync: bool  # the backward synchronizes the argument again
+    # Mixed precision (dist.parameter param_dtype / reduce_dtype): the model
+    # computes with the f32 parameter rounded to `compute` and returns its
+    # gradient rounded to it; the sync reduces in `reduce`.
+    compute: str = "f32"
+    reduce: str = "f32"
 
     @property
     def sharded(self):
@@ -118,11 +123,18 @@ class Case:
     # stream, so that the other seeds' models stay as they were): a sharded
     # parameter whose dim 0 the group does not divide is padded.
     uneven: bool = False
+    # Some parameters in mixed precision (Param.compute, Param.reduce): bf16
+    # or f16 compute, reduced in it or in f32. Drawn last from its own
+    # stream, never with explicit chains (written in f32), a whole-window
+    # loop (the model's own accumulation would round) or reduce_f64; one
+    # window, as SGD on the rounded parameters would need a bound of its own.
+    lowp: bool = False
 
     def regathered(self):
         """Parameters the backward gathers again over more than one rank: the
-        ones keep-gathered keeps for the window."""
-        return [p for p in self.params.values() if p.sharded and p.resync and p.shards > 1]
+        ones keep-gathered keeps for the window (not converted ones)."""
+        return [p for p in self.params.values()
+                if p.sharded and p.resync and p.shards > 1 and p.compute == "f32"]
 
     def gathers_per_window(self):
         """all_gathers a no_sync window issues: per micro-batch one per
@@ -165,6 +177,10 @@ class Case:
             t.add("reduce-f64")
         if any(p.padded for p in self.params.values()):
             t.add("uneven")
+        for p in self.params.values():
+            if p.compute != "f32":
+                t.add(p.compute)
+                t.add("reduce-f32" if p.reduce == "f32" else "reduce-lowp")
         t.add(self.style)
         return sorted(t)
 
@@ -325,4 +341,14 @@ def make_case(seed):
     case.keep_gathered = bool(case.regathered()) and keep and not case.window_loop
     case.buckets = rng.random() < 0.5
     case.reduce_f64 = rng.random() < 0.3 and not case.sync_forms
+    lrng = random.Random("lowp-%d" % seed)
+    if lrng.random() < 0.35 and not case.window_loop and not case.reduce_f64:
+        for name, p in params.items():
+            if name not in case.sync_forms and lrng.random() < 0.6:
+                p.compute = lrng.choice(["bf16", "f16"])
+                p.reduce = lrng.choice([p.compute, "f32"])
+                case.lowp = True
+        if case.lowp:
+            case.windows = 1
+            case.keep_gathered = case.keep_gathered and bool(case.regathered())
     return case

@@ -120,20 +120,56 @@ def draw_inputs(case):
     return params, data
 
 
+# Unit roundoff u (half an ulp at 1) of the types a parameter computes or
+# reduces in.
+ROUNDOFF = {"f32": 2.0 ** -24, "bf16": 2.0 ** -8, "f16": 2.0 ** -11}
+
+
+def round_to(x, dtype):
+    """`x` rounded to nearest even in `dtype` (through float32, as the model
+    holds it), back as float64. numpy has no bfloat16: its bits are the top
+    16 of a float32, rounded here on the integer."""
+    x32 = np.asarray(x, dtype=np.float32)
+    if dtype == "f32":
+        return x32.astype(np.float64)
+    if dtype == "f16":
+        return x32.astype(np.float16).astype(np.float64)
+    bits = x32.view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
 def expected_outputs(case, params32, data):
     """What every rank must return, per window:
-    [{"grad": {(rank, param): array}, "out": {(micro, rank, result kind): array}}]."""
+    [{"grad": {(rank, param): array}, "out": {(micro, rank, result kind): array},
+      "slack": {(rank, param): array}}].
+
+    A mixed-precision parameter (Param.compute) enters the model rounded to
+    its compute type, and each micro-batch's gradient leaves it rounded
+    (computed in f32 there, in float64 here: the two may round to adjacent
+    values, 2 u |g| apart). The sync then sums the K W terms in the reduce
+    type, each partial sum rounded: at most (K + W + 2) u sum |g| / W
+    (recursive summation, Higham's gamma_n, with the pre-averaging and the
+    conversions). "slack" is that bound per element, added to the
+    tolerance; zero for f32 parameters."""
     params = {n: v.astype(np.float64) for n, v in params32.items()}
     windows = []
     for w in range(case.windows):
         total = {n: np.zeros(p.shape) for n, p in case.params.items()}
+        magnitude = {n: np.zeros(p.shape) for n, p in case.params.items()}
+        used = {n: round_to(v, case.params[n].compute) if case.params[n].compute != "f32" else v
+                for n, v in params.items()}
         out = {}
         for k in range(case.k):
             for r in range(case.world):
                 x, y = (a.astype(np.float64) for a in data[w][k][r])
-                loss, grads, dx = micro_step(case, params, x, y)
+                loss, grads, dx = micro_step(case, used, x, y)
                 for n in total:
-                    total[n] += grads[n]
+                    g = grads[n]
+                    if case.params[n].compute != "f32":
+                        g = round_to(g, case.params[n].compute)
+                    total[n] += g
+                    magnitude[n] += np.abs(g)
                 out[(k, r, "loss")] = np.array(loss).reshape(() if case.loss_rank0 else (1,))
                 out[(k, r, "dx")] = dx
                 if case.gradnorm:
@@ -143,7 +179,16 @@ def expected_outputs(case, params32, data):
                 for n, g in total.items()}
         grad = {(r, n): local_part(case, case.params[n], full[n], r)
                 for r in range(case.world) for n in case.params}
-        windows.append({"grad": grad, "out": out})
+        slack = {}
+        for n, p in case.params.items():
+            bound = np.zeros(p.shape)
+            if p.compute != "f32":
+                terms = case.k + case.world + 2
+                bound = ((2 * ROUNDOFF[p.compute] + terms * ROUNDOFF[p.reduce])
+                         * magnitude[n] / case.world)
+            for r in range(case.world):
+                slack[(r, n)] = local_part(case, p, bound, r)
+        windows.append({"grad": grad, "out": out, "slack": slack})
         for n in params:
             params[n] = params[n] - case.lr * full[n]
     return windows
