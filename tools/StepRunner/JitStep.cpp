@@ -1,6 +1,7 @@
 //===- JitStep.cpp - a step compiled in process (JIT) ---------------------===//
 
 #include "JitStep.h"
+#include "F32Boundary.h"
 
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistOps.h"
@@ -77,6 +78,15 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
 llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
                                         const JitOptions &options,
                                         StepSignature signature) {
+  // The host's f32 tensors in, f32 results out, whatever the step computes
+  // in (F32Boundary.h).
+  std::vector<std::string> entries = {options.entry};
+  if (!options.window)
+    entries.push_back(options.entry + "_no_sync");
+  for (const std::string &name : entries)
+    if (auto func = dyn_cast_or_null<func::FuncOp>(
+            SymbolTable::lookupSymbolIn(module, name)))
+      addF32Boundary(func);
   PassManager lower(module.getContext());
   dist::buildLowerToLLVMPipeline(lower);
   if (failed(lower.run(module)))

@@ -1,7 +1,8 @@
 //===- JitStep.h - a step compiled in process (JIT) ------------*- C++ -*-===//
 //
 // The JIT way to a dist_step::Step (dist-run): the no_sync pipeline, which
-// leaves its own output unchanged, then -dist-lower-to-llvm and MLIR's
+// leaves its own output unchanged, an f32 boundary for a step of other float
+// types (F32Boundary.h), then -dist-lower-to-llvm and MLIR's
 // ExecutionEngine. Every rank of an mpirun job compiles the same module
 // (docs/Design.md, "Running any step"). Links MLIR; StepRunner.h does not.
 //
@@ -58,7 +59,9 @@ llvm::Expected<StepFunctions> prepareStep(mlir::ModuleOp module,
                                           const JitOptions &options,
                                           llvm::StringRef name);
 
-/// Lowers the prepared `module` to LLVM and JIT-compiles it into a step with
+/// Gives @<entry> and @<entry>_no_sync an f32 boundary if they compute in
+/// bf16, f16 or f64 (F32Boundary.h: `signature` is the host's f32 view),
+/// lowers the prepared `module` to LLVM and JIT-compiles it into a step with
 /// `signature` that calls _mlir_ciface_<entry>[_no_sync].
 llvm::Expected<Step> jitStep(mlir::ModuleOp module, const JitOptions &options,
                              StepSignature signature);

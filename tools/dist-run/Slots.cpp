@@ -3,9 +3,11 @@
 #include "Slots.h"
 
 #include "Dist/IR/DistDialect.h"
+#include "Dist/IR/DistOps.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <cmath>
 #include <cstdio>
 #include <unistd.h>
 
@@ -27,12 +29,17 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results,
   for (unsigned i = 0; i < n; ++i) {
     Type type = results ? func.getResultTypes()[i] : func.getArgumentTypes()[i];
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape() || !tensor.getElementType().isF32())
+    if (!tensor || !tensor.hasStaticShape() ||
+        !isa<BFloat16Type, Float16Type, Float32Type, Float64Type>(
+            tensor.getElementType()))
       return emitError(locationOf(func, results, i))
-             << "dist-run supports statically shaped f32 tensors only, but "
+             << "dist-run supports statically shaped tensors of bf16, f16, "
+                "f32 or f64 only, but "
              << (results ? "result #" : "argument #") << i << " is " << type;
     Slot slot;
-    std::optional<uint64_t> bytes = sizeof(float);
+    slot.element = slot.reduce = cast<FloatType>(tensor.getElementType());
+    // What the step holds; the host's f32 copy is the runner's own.
+    std::optional<uint64_t> bytes = slot.element.getWidth() / 8;
     for (int64_t d : tensor.getShape())
       if (bytes)
         bytes = llvm::checkedMulUnsigned<uint64_t>(*bytes, d);
@@ -47,6 +54,11 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results,
                              i, dist::DistDialect::getParamAttrName());
     if (tie)
       slot.param = tie.getValue().str();
+    if (tie && results)
+      if (auto param = SymbolTable::lookupNearestSymbolFrom<dist::ParameterOp>(
+              func, tie))
+        if (auto reduce = dyn_cast<FloatType>(param.getReduceElementType()))
+          slot.reduce = reduce;
     slots.push_back(slot);
   }
   return success();
@@ -73,7 +85,7 @@ LogicalResult dist_run::checkFitsInMemory(func::FuncOp func, bool results,
     fits = false;
     emitError(locationOf(func, results, i))
         << "dist-run: " << (results ? "result #" : "argument #") << i << " of @"
-        << func.getName() << " is " << typeString(slots[i].shape) << ", "
+        << func.getName() << " is " << typeString(slots[i]) << ", "
         << (slots[i].bytes == UINT64_MAX ? std::string("2^64 or more")
                                          : std::to_string(slots[i].bytes))
         << " bytes: more than this machine's " << memoryBytes
@@ -91,6 +103,28 @@ LogicalResult dist_run::checkFitsInMemory(func::FuncOp func, bool results,
   return success(fits);
 }
 
+SyncTolerance dist_run::syncToleranceOf(const Slot &gradient) {
+  SyncTolerance tolerance;
+  FloatType reduce = gradient.reduce, rounded = gradient.element;
+  if (reduce.getFPMantissaWidth() < 24) {
+    tolerance.compared = false;
+    return tolerance;
+  }
+  if (rounded.isF32())
+    return tolerance;
+  // The type the host's value was last rounded to: the step's, or f32 at
+  // the boundary for an f64 step.
+  if (rounded.getWidth() > 32)
+    rounded = Float32Type::get(rounded.getContext());
+  const llvm::fltSemantics &semantics = rounded.getFloatSemantics();
+  int precision = int(llvm::APFloat::semanticsPrecision(semantics));
+  double u = std::ldexp(1.0, -precision);
+  tolerance.unit = u / (1 - u);
+  tolerance.tiny = std::ldexp(
+      0.5, llvm::APFloat::semanticsMinExponent(semantics) - (precision - 1));
+  return tolerance;
+}
+
 std::vector<dist_step::Shape>
 dist_run::shapesOf(const std::vector<Slot> &slots) {
   std::vector<dist_step::Shape> shapes;
@@ -99,11 +133,13 @@ dist_run::shapesOf(const std::vector<Slot> &slots) {
   return shapes;
 }
 
-std::string dist_run::typeString(const std::vector<int64_t> &shape) {
+std::string dist_run::typeString(const Slot &slot) {
   std::string s = "tensor<";
-  for (int64_t d : shape)
+  for (int64_t d : slot.shape)
     s += std::to_string(d) + "x";
-  return s + "f32>";
+  llvm::raw_string_ostream os(s);
+  os << slot.element << ">";
+  return s;
 }
 
 void dist_run::writeResultsIndex(const std::string &path,
@@ -112,9 +148,9 @@ void dist_run::writeResultsIndex(const std::string &path,
   FILE *f = std::fopen(path.c_str(), "w");
   if (f) {
     for (size_t r = 0; r < results.size(); ++r)
-      std::fprintf(
-          f, "%zu %s%s %s\n", r, results[r].param.empty() ? "out" : "grad ",
-          results[r].param.c_str(), typeString(results[r].shape).c_str());
+      std::fprintf(f, "%zu %s%s %s\n", r,
+                   results[r].param.empty() ? "out" : "grad ",
+                   results[r].param.c_str(), typeString(results[r]).c_str());
   }
   if (!f || std::fclose(f) != 0)
     error = "'" + path + "': cannot write the file";

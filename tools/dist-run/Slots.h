@@ -1,9 +1,10 @@
 //===- Slots.h - a step's signature as dist-run reads it -------*- C++ -*-===//
 //
 // What dist-run knows of each argument and result of the step (its static
-// f32 shape and the dist.parameter it is tied to), host tensors, and the
-// seeded numbers it draws parameters and data from. Calling the step is
-// tools/StepRunner's.
+// shape, the step's element type, bf16, f16, f32 or f64, and the
+// dist.parameter it is tied to), host tensors (f32 whatever the step's type:
+// tools/StepRunner/F32Boundary.h), and the seeded numbers it draws
+// parameters and data from. Calling the step is tools/StepRunner's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +47,12 @@ struct Tensor {
 /// What the runner knows of one argument or result of the step.
 struct Slot {
   std::vector<int64_t> shape;
-  uint64_t bytes = 0; // UINT64_MAX when it does not fit in 64 bits
+  /// The step's element type (the host holds f32).
+  mlir::FloatType element;
+  /// For a gradient: the type it is stashed and reduced in (its parameter's
+  /// reduce_dtype, by default `element`).
+  mlir::FloatType reduce;
+  uint64_t bytes = 0; // in `element`; UINT64_MAX when past 64 bits
   std::string param;  // the tied dist.parameter, if any
   int64_t shardIndex = 0;
   // A padded parameter's true dim 0 (its unsharded_dim0): rows of the shard
@@ -54,8 +60,9 @@ struct Slot {
   int64_t unshardedDim0 = -1;
 };
 
-/// Reads the arguments (or results) of `func`: static f32 tensor shapes and
-/// the parameter each is tied to.
+/// Reads the arguments (or results) of `func` before its f32 boundary
+/// (tools/StepRunner/F32Boundary.h): static tensor shapes of bf16, f16, f32
+/// or f64, and the parameter each is tied to.
 mlir::LogicalResult readSlots(mlir::func::FuncOp func, bool results,
                               std::vector<Slot> &slots);
 
@@ -71,11 +78,37 @@ mlir::LogicalResult checkFitsInMemory(mlir::func::FuncOp func, bool results,
                                       const std::vector<Slot> &slots,
                                       uint64_t memoryBytes);
 
+/// How far the one-round window's gradient `a` may be from always-sync
+/// accumulation `b` = sum of the K synced gradients b_k (the host adds them
+/// in double): |a - b| <= 1e-5 + 1.3e-6 |b| + unit (|a| + sum |b_k|)
+/// + (K + 1) tiny.
+/// - In f32 the two differ by the order of f32 additions, which the
+///   acceptance test's tolerance (atol 1e-5, rtol 1.3e-6) covers: unit and
+///   tiny are 0.
+/// - A bf16 or f16 gradient, or an f64 one the f32 boundary rounds, is
+///   rounded once in the window (a = T(x)) and once per always-sync step
+///   (b_k = T(y_k)), x and sum y_k differing as in f32 when it is reduced in
+///   f32 or f64. A rounding to nearest moves a value by at most u |value|
+///   (u = 2^-p, p the precision of the type rounded to: 8 for bf16, 11 for
+///   f16, 24 for f32), u / (1 - u) of the rounded value, or by half the
+///   smallest subnormal: unit is u / (1 - u), tiny half that subnormal.
+/// - A gradient stashed and reduced in bf16 or f16 (a reduce_dtype, by
+///   default a bf16 or f16 parameter's own type) rounds each stash addition
+///   and each step of the collective, by amounts relative to every rank's
+///   partial sums, which the host never sees and which may cancel across
+///   ranks: no bound follows from the synced values (`compared` is false).
+///   Such a gradient needs an independent reference (--out-npy).
+struct SyncTolerance {
+  bool compared = true;
+  double unit = 0, tiny = 0;
+};
+SyncTolerance syncToleranceOf(const Slot &gradient);
+
 /// The shapes of the slots, as the step runner takes them.
 std::vector<dist_step::Shape> shapesOf(const std::vector<Slot> &slots);
 
-/// "tensor<4x8xf32>" for output labels.
-std::string typeString(const std::vector<int64_t> &shape);
+/// "tensor<4x8xbf16>", the step's type, for output labels.
+std::string typeString(const Slot &slot);
 
 /// Writes `path`, one line per result: `<index> grad <param> <type>` or
 /// `<index> out <type>`; on failure sets `error`.

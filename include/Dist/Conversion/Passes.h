@@ -38,6 +38,14 @@ struct LowerToLLVMOptions : public PassPipelineOptions<LowerToLLVMOptions> {
 void buildLowerToLLVMPipeline(OpPassManager &pm,
                               const LowerToLLVMOptions &options = {});
 
+/// Gives each tensor result of `func` whose buffer an earlier result already
+/// returns (the same tensor, or a reshape of it) a copy of its own: whoever
+/// frees every returned buffer would free that one twice. The pipeline
+/// above does this to public functions; a public function that returns a
+/// private one's results as they are (dist-run's f32 boundary) needs it done
+/// to the private one.
+void copyAliasedResults(func::FuncOp func);
+
 /// Registers `-dist-lower-to-llvm`.
 void registerDistLoweringPipelines();
 

@@ -24,15 +24,10 @@
 
 using namespace mlir;
 
-namespace {
-/// Public functions are entry points: they get `_mlir_ciface_` wrappers that
-/// drivers can call, and their tensor arguments are the caller's buffers,
-/// which One-Shot Bufferize must not write into (by default it treats
-/// function arguments as writable, so `g = w * x` wrote g into w's buffer).
 /// Each returned buffer is the caller's to free: two results that are one
 /// tensor, or views of one (a reshape), would be one buffer freed twice.
 /// Later ones get a copy.
-static void copyAliasedResults(func::FuncOp func) {
+void mlir::dist::copyAliasedResults(func::FuncOp func) {
   auto rootOf = [](Value v) {
     while (Operation *def = v.getDefiningOp()) {
       if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
@@ -55,6 +50,12 @@ static void copyAliasedResults(func::FuncOp func) {
   });
 }
 
+namespace {
+/// Public functions are entry points: they get `_mlir_ciface_` wrappers that
+/// drivers can call, and their tensor arguments are the caller's buffers,
+/// which One-Shot Bufferize must not write into (by default it treats
+/// function arguments as writable, so `g = w * x` wrote g into w's buffer).
+/// Their results are the caller's to free (copyAliasedResults).
 struct PrepareEntryPointsPass
     : public PassWrapper<PrepareEntryPointsPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareEntryPointsPass)
@@ -64,7 +65,7 @@ struct PrepareEntryPointsPass
       if (!func.isPublic() || func.isExternal())
         continue;
       func->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
-      copyAliasedResults(func);
+      dist::copyAliasedResults(func);
       // All at once: setting one rebuilds every argument's attributes.
       SmallVector<DictionaryAttr> argAttrs;
       func.getAllArgAttrs(argAttrs);
