@@ -322,13 +322,16 @@ def emit_mlir(case):
         out.append("dist.mesh @%s shape = [%s]" % (name, ", ".join(map(str, shape))))
     for p in case.params.values():
         decl = 'dist.parameter @"%s" : %s %s %s' % (
-            p.name, ty(p.local_shape), "fully_sharded" if p.sharded else "replicated", _group(p))
+            p.name, ty(p.local_shape, p.held), "fully_sharded" if p.sharded else "replicated",
+            _group(p))
         if p.replicate_axes:
             decl += " replicate_axes = [%s]" % ", ".join(map(str, p.replicate_axes))
         if p.padded:
             decl += " unsharded_dim0 = %d" % p.shape[0]
+        if p.compute != p.held:
+            decl += " param_dtype = %s" % p.compute
         if p.compute != "f32":  # reduce_dtype spelled: no pipeline default
-            decl += " param_dtype = %s reduce_dtype = %s" % (p.compute, p.reduce)
+            decl += " reduce_dtype = %s" % p.reduce
         out.append(decl)
     out.append(MAPS.rstrip())
 
@@ -340,7 +343,8 @@ def emit_mlir(case):
         if a[0] == "param":
             p = case.params[a[1]]
             arg_names[a[1]] = "%%arg%d" % i
-            arg_decls.append('%%arg%d: %s {dist.param = @"%s"}' % (i, ty(p.local_shape), p.name))
+            arg_decls.append('%%arg%d: %s {dist.param = @"%s"}'
+                             % (i, ty(p.local_shape, p.held), p.name))
         else:
             arg_names[a[0]] = "%%%s" % a[0]
             shape = (B, d0 if a[0] == "x" else dl)
@@ -375,7 +379,7 @@ def emit_mlir(case):
         r = em.fresh(when)
         kind = "fully_sharded" if p.sharded else "replicated"
         em.emit("%s = dist.synchronize %s %s kind = %s : %s -> %s"
-                % (r, arg_names[p.name], _group(p), kind, ty(p.local_shape),
+                % (r, arg_names[p.name], _group(p), kind, ty(p.local_shape, p.held),
                    ty(p.shape, p.compute)))
         if p.compute != "f32":  # the model computes in f32 on the rounded values
             wide = em.fresh(when)

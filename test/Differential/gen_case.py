@@ -35,6 +35,10 @@ class Param:
     # gradient rounded to it; the sync reduces in `reduce`.
     compute: str = "f32"
     reduce: str = "f32"
+    # The type the parameter is held in: f32 (param_dtype converts it) or
+    # the compute type itself (dist-run's f32 boundary rounds its f32
+    # master copy at every call).
+    held: str = "f32"
 
     @property
     def sharded(self):
@@ -181,6 +185,7 @@ class Case:
             if p.compute != "f32":
                 t.add(p.compute)
                 t.add("reduce-f32" if p.reduce == "f32" else "reduce-lowp")
+                t.add("held-f32" if p.held == "f32" else "held-lowp")
         t.add(self.style)
         return sorted(t)
 
@@ -347,6 +352,7 @@ def make_case(seed):
             if name not in case.sync_forms and lrng.random() < 0.6:
                 p.compute = lrng.choice(["bf16", "f16"])
                 p.reduce = lrng.choice([p.compute, "f32"])
+                p.held = lrng.choice(["f32", p.compute])
                 case.lowp = True
         if case.lowp:
             case.windows = 1

@@ -150,7 +150,8 @@ def expected_outputs(case, params32, data):
     values, 2 u |g| apart). The sync then sums the K W terms in the reduce
     type, each partial sum rounded: at most (K + W + 2) u sum |g| / W
     (recursive summation, Higham's gamma_n, with the pre-averaging and the
-    conversions). "slack" is that bound per element, added to the
+    conversions), and a parameter held in the compute type rounds the synced
+    gradient once more. "slack" is that bound per element, added to the
     tolerance; zero for f32 parameters."""
     params = {n: v.astype(np.float64) for n, v in params32.items()}
     windows = []
@@ -184,7 +185,10 @@ def expected_outputs(case, params32, data):
             bound = np.zeros(p.shape)
             if p.compute != "f32":
                 terms = case.k + case.world + 2
-                bound = ((2 * ROUNDOFF[p.compute] + terms * ROUNDOFF[p.reduce])
+                # Held in the compute type, the synced gradient is rounded
+                # once more, by at most u |G| <= u sum |g| / W.
+                rounds = 2 + (p.held != "f32")
+                bound = ((rounds * ROUNDOFF[p.compute] + terms * ROUNDOFF[p.reduce])
                          * magnitude[n] / case.world)
             for r in range(case.world):
                 slack[(r, n)] = local_part(case, p, bound, r)
