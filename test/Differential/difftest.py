@@ -18,7 +18,10 @@ sync chains its reduce-dtype=f64 (the stash and the collectives in f64; tag
 reduce-f64: the f32 gradients and the f64 reference compare as above).
 About a third of the seeds draw sharded dims without regard to the group
 size (tag uneven): FSDP's padding, each shard compared with the rows the
-reference pads with zeros.
+reference pads with zeros. About one in six puts some parameters in mixed
+precision (tags bf16, f16; reduce-f32 or reduce-lowp; held-f32 with a
+param_dtype, or held-lowp): one window, each gradient compared within
+GRAD_TOL plus reference.py's rounding bound of its types.
 
 Outcomes: passed; failed (dist-run exited 0 with wrong numbers, the worst
 bug, or its own checks failed); refused (the compiler stopped with a located
