@@ -136,9 +136,10 @@ class Case:
 
     def regathered(self):
         """Parameters the backward gathers again over more than one rank: the
-        ones keep-gathered keeps for the window (not converted ones)."""
+        ones keep-gathered keeps for the window (not those a param_dtype
+        converts before the gather)."""
         return [p for p in self.params.values()
-                if p.sharded and p.resync and p.shards > 1 and p.compute == "f32"]
+                if p.sharded and p.resync and p.shards > 1 and p.compute == p.held]
 
     def gathers_per_window(self):
         """all_gathers a no_sync window issues: per micro-batch one per
