@@ -8,7 +8,8 @@
 # and the overlap schedule on and off (overlap.txt, overlap_trace.png) and
 # the progress of in-flight collectives (progress_overlap.txt), and dist
 # against PyTorch DDP (vs_pytorch.json/.png; Debian's python3-torch, with the
-# OpenBLAS the runtime uses). Prints each table. Installs gnuplot-nox for the plots if it is missing.
+# OpenBLAS the runtime uses), and what an f32 reduce buys bf16 gradients
+# (bf16_accuracy.json, mixed_precision_accuracy.json). Prints each table. Installs gnuplot-nox for the plots if it is missing.
 # Environment: BUILD_DIR (default build), REPS (default 15), COMPILE_REPS
 # (default 9, the compile-time medians), OVERLAP_REPS (default 3), LAYERS
 # (default 1,8,32,128,1024).
@@ -48,6 +49,10 @@ echo "== progress of in-flight collectives (2 ranks)"
 echo "== dist against PyTorch DDP (2 ranks, K = 4)"
 python3 "$root/bench/vs_pytorch.py" --build "$build" --reps "${REPS:-15}" \
   --json "$out/vs_pytorch.json" --png "$out/vs_pytorch.png"
+echo "== what an f32 reduce buys bf16 gradients (2 ranks, K = 8, against float64)"
+/usr/bin/python3 "$root/bench/bf16_accuracy.py" --json "$out/bf16_accuracy.json"
+/usr/bin/python3 "$root/bench/mixed_precision_accuracy.py" --build "$build" \
+  --json "$out/mixed_precision_accuracy.json" | tee "$out/mixed_precision_accuracy.txt"
 echo "== compile time"
 python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
   --reps "${COMPILE_REPS:-9}" \
