@@ -120,8 +120,9 @@ ip netns exec "$(host 0)" unshare --uts sh -c 'hostname "$0"; exec "$@"' \
 
 for i in $(seq 0 $((hosts - 1))); do
   stats=$(ip -n "$(host "$i")" -s link show ethd)
-  tx=$(echo "$stats" | awk '/TX:/ { getline; print $1 }')
-  rx=$(echo "$stats" | awk '/RX:/ { getline; print $1 }')
-  echo "multihost: host $i data link: sent $tx bytes, received $rx bytes" >&2
+  tx=$(echo "$stats" | awk '/TX:/ { getline; print $1, $2 }')
+  rx=$(echo "$stats" | awk '/RX:/ { getline; print $1, $2 }')
+  echo "multihost: host $i data link: sent ${tx% *} bytes in ${tx#* } packets," \
+    "received ${rx% *} bytes in ${rx#* } packets" >&2
 done
 exit "$status"

@@ -65,6 +65,14 @@ public:
     }
     return error.empty();
   }
+  /// A pending op that is complete already, of the kind this backend's
+  /// progress can test alongside its own (a collective run() finished).
+  virtual std::unique_ptr<Pending> completed() {
+    struct Done : Pending {
+      bool test(std::string &) override { return true; }
+    };
+    return std::make_unique<Done>();
+  }
   /// Splits this group by color, ordering members by key (collective).
   virtual std::unique_ptr<Group> split(int color, int key,
                                        std::string &error) = 0;
@@ -123,7 +131,10 @@ public:
 
 std::unique_ptr<Backend> createSelfBackend();
 /// Null with `error` set when MPI cannot be initialized.
-std::unique_ptr<Backend> createMpiBackend(std::string &error);
+/// `blockingReduceScatter` (DIST_BLOCKING_REDUCE_SCATTER) selects tuned's
+/// recursive-halving reduce-scatter before MPI starts.
+std::unique_ptr<Backend> createMpiBackend(std::string &error,
+                                          bool blockingReduceScatter = false);
 /// Whether this process was started by an MPI launcher.
 bool launchedByMpi();
 /// This process's rank as its launcher's environment says, for diagnostics

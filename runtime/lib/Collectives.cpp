@@ -172,7 +172,23 @@ distrt_status startCollective(int kind, distrt_group groupId, const void *send,
                         bytes, groupId, w, dtypeName(dtype));
     return DISTRT_OK;
   }
-  std::unique_ptr<Pending> pending = group->start(desc, error);
+  std::unique_ptr<Pending> pending;
+  if (kind == DISTRT_KIND_REDUCE_SCATTER && state->blockingReduceScatter) {
+    // Run to completion now (visible to the watchdog meanwhile); the
+    // handle's wait then finds it done.
+    distrt_handle id =
+        addPending(PendingOp{nullptr, desc, groupId, w, bytes, divideBy, start,
+                             sinceEpochUs(start)});
+    lock.unlock();
+    bool ok = group->run(desc, error);
+    lock.lock();
+    PendingOp op = takePending(id);
+    if (!ok)
+      return fail(DISTRT_ERR_BACKEND, describeOp(op) + " failed: " + error);
+    pending = group->completed();
+  } else {
+    pending = group->start(desc, error);
+  }
   if (!pending)
     return fail(DISTRT_ERR_BACKEND, where() + " of " + std::to_string(bytes) +
                                         " bytes " + dtypeName(dtype) + ": " +

@@ -68,6 +68,11 @@ bool readEnvironment(const EnvLookup &lookup, Environment &env,
     if (!parseFlag("DIST_CHECK_COLLECTIVES", check, env.checkCollectives,
                    error))
       return false;
+  if (std::string blocking = read("DIST_BLOCKING_REDUCE_SCATTER");
+      !blocking.empty())
+    if (!parseFlag("DIST_BLOCKING_REDUCE_SCATTER", blocking,
+                   env.blockingReduceScatter, error))
+      return false;
   if (std::string stats = read("DIST_STATS"); !stats.empty())
     if (!parseFlag("DIST_STATS", stats, env.stats, error))
       return false;

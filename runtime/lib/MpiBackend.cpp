@@ -167,6 +167,12 @@ public:
     return std::make_unique<MpiPending>(request);
   }
 
+  std::unique_ptr<Pending> completed() override {
+    // testAll reads every pending op as an MpiPending: a null request is
+    // a complete one.
+    return std::make_unique<MpiPending>(MPI_REQUEST_NULL);
+  }
+
   bool run(const CollectiveDesc &desc, std::string &error) override {
     if (desc.count > INT_MAX) {
       error = "count " + std::to_string(desc.count) +
@@ -351,10 +357,19 @@ int launcherRank() {
   return -1;
 }
 
-std::unique_ptr<Backend> createMpiBackend(std::string &error) {
+std::unique_ptr<Backend> createMpiBackend(std::string &error,
+                                          bool blockingReduceScatter) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // Blocking reduce-scatters are bandwidth-optimal only with tuned's
+    // recursive halving (its default picks reduce-then-scatter as libnbc
+    // does: one rank sends the whole array). An MCA setting the user made
+    // wins (setenv does not overwrite).
+    if (blockingReduceScatter) {
+      setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 0);
+      setenv("OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm", "3", 0);
+    }
     // The watchdog may abort from its own thread.
     int provided = 0;
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);

@@ -104,6 +104,7 @@ distrt_status initialize(int64_t expectedWorldSize) {
   s.timeoutMs = env.watchdogTimeoutMs;
   s.printStats = env.stats;
   s.checkCollectives = env.checkCollectives;
+  s.blockingReduceScatter = env.blockingReduceScatter;
   // Before the backend: MPI_Init waits for every rank, and one that never
   // starts must not leave the others there for ever.
   startWatchdog(s);
@@ -114,7 +115,7 @@ distrt_status initialize(int64_t expectedWorldSize) {
     if (choice == "self") {
       backend = createSelfBackend();
     } else {
-      backend = createMpiBackend(error);
+      backend = createMpiBackend(error, env.blockingReduceScatter);
       if (backend && choice == "nccl")
         backend = loadNcclBackend(std::move(backend), env.ncclPlugin, error);
     }

@@ -90,6 +90,10 @@ struct State {
   std::unique_ptr<Trace> trace;
   bool printStats = false;
   bool checkCollectives = false;
+  /// Start reduce-scatters as the backend's blocking collective (MPI's
+  /// tuned one moves (W-1)/W of the array per rank; libnbc's non-blocking
+  /// one reduces to rank 0 first): docs/Runtime.md, "Several hosts".
+  bool blockingReduceScatter = false;
   std::map<distrt_group, int64_t> sequence;
   // Watchdog.
   std::atomic<int64_t> timeoutMs{0};

@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""Wire bytes across two hosts against what each collective must move.
+
+Runs a wide MLP step (examples/gen_toy.py, 256 -> 1024 -> 256) with dist-run
+on 2 hosts x 1 rank (scripts/multihost.sh), DIST_STATS=1, one window of K = 4
+(its no_sync window, then dist-run's always-sync check). Each rank's
+statistics give the bytes of every collective it ran; over a group of W = 2
+a rank must send (W - 1) / W of each all_gather's result and reduce_scatter's
+input and 2 (W - 1) / W of each all_reduce's buffer (bandwidth-optimal:
+ring, recursive halving). The data link's counters give what each host sent,
+less 66 bytes of Ethernet, IP and TCP headers per packet
+(../shared/MACHINE-NOTES.md). Checks each host within 1%.
+
+  wire_bytes.py --build build MODE [--blocking-reduce-scatter]
+Exits 77 (skipped) where multihost.sh cannot make namespaces.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HEADERS = 66  # bytes per packet
+
+parser = argparse.ArgumentParser()
+parser.add_argument("mode", choices=["ddp", "zero2", "zero3"])
+parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+parser.add_argument("--blocking-reduce-scatter", action="store_true")
+args = parser.parse_args()
+
+with tempfile.TemporaryDirectory() as tmp:
+    step = os.path.join(tmp, "step.mlir")
+    with open(step, "w") as f:
+        subprocess.run([sys.executable, os.path.join(ROOT, "examples", "gen_toy.py"), "--mode",
+                        args.mode, "--world", "2", "--in", "256", "--hidden", "1024", "--out",
+                        "256", "--batch", "1"], stdout=f, check=True)
+    env = dict(os.environ, DIST_STATS="1")
+    if args.blocking_reduce_scatter:
+        env["DIST_BLOCKING_REDUCE_SCATTER"] = "1"
+    run = '$MULTIHOST_MPIRUN %s %s --k 4 --windows 1 --bucket-cap-bytes 0' % (
+        os.path.join(args.build, "bin", "dist-run"), step)
+    p = subprocess.run([os.path.join(ROOT, "scripts", "multihost.sh"), "--", "sh", "-c", run],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                       universal_newlines=True, timeout=240)
+print(p.stdout)
+if p.returncode == 77:
+    sys.exit(77)
+if p.returncode != 0:
+    sys.exit("wire_bytes: the run failed (exit %d)" % p.returncode)
+
+FACTOR = {"all_gather": 0.5, "reduce_scatter": 0.5, "all_reduce": 1.0}  # W = 2
+expected = {}
+for rank, body in re.findall(r"distrt: rank (\d+) stats: (.*)", p.stdout):
+    expected[int(rank)] = sum(FACTOR[kind] * int(n) for kind, n in
+                              re.findall(r"(all_gather|reduce_scatter|all_reduce) \d+ calls (\d+) bytes", body))
+sent = {int(h): (int(b), int(n)) for h, b, n in
+        re.findall(r"multihost: host (\d+) data link: sent (\d+) bytes in (\d+) packets", p.stdout)}
+if sorted(expected) != [0, 1] or sorted(sent) != [0, 1]:
+    sys.exit("wire_bytes: expected statistics of ranks 0 and 1 and counters of hosts 0 and 1")
+bad = False
+for host in (0, 1):
+    payload = sent[host][0] - HEADERS * sent[host][1]
+    ratio = payload / expected[host]
+    print("host %d: sent %d payload bytes, collectives need %d: ratio %.4f"
+          % (host, payload, expected[host], ratio))
+    bad = bad or abs(ratio - 1) > 0.01
+sys.exit(1 if bad else 0)
