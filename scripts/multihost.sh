@@ -122,7 +122,10 @@ for i in $(seq 0 $((hosts - 1))); do
   stats=$(ip -n "$(host "$i")" -s link show ethd)
   tx=$(echo "$stats" | awk '/TX:/ { getline; print $1, $2 }')
   rx=$(echo "$stats" | awk '/RX:/ { getline; print $1, $2 }')
+  retrans=$(ip netns exec "$(host "$i")" nstat -az TcpRetransSegs 2>/dev/null |
+            awk '$1 == "TcpRetransSegs" { print $2 }')
   echo "multihost: host $i data link: sent ${tx% *} bytes in ${tx#* } packets," \
-    "received ${rx% *} bytes in ${rx#* } packets" >&2
+    "received ${rx% *} bytes in ${rx#* } packets; TCP segments retransmitted:" \
+    "${retrans:-unknown}" >&2
 done
 exit "$status"

@@ -65,6 +65,8 @@ public:
     }
     return error.empty();
   }
+  /// Whether the group's ranks are on more than one host (share no memory).
+  virtual bool spansHosts() { return false; }
   /// A pending op that is complete already, of the kind this backend's
   /// progress can test alongside its own (a collective run() finished).
   virtual std::unique_ptr<Pending> completed() {

@@ -173,7 +173,9 @@ distrt_status startCollective(int kind, distrt_group groupId, const void *send,
     return DISTRT_OK;
   }
   std::unique_ptr<Pending> pending;
-  if (kind == DISTRT_KIND_REDUCE_SCATTER && state->blockingReduceScatter) {
+  const std::string &blockingRs = state->blockingReduceScatter;
+  if (kind == DISTRT_KIND_REDUCE_SCATTER &&
+      (blockingRs == "1" || (blockingRs == "auto" && group->spansHosts()))) {
     // Run to completion now (visible to the watchdog meanwhile); the
     // handle's wait then finds it done.
     distrt_handle id =

@@ -69,10 +69,14 @@ bool readEnvironment(const EnvLookup &lookup, Environment &env,
                    error))
       return false;
   if (std::string blocking = read("DIST_BLOCKING_REDUCE_SCATTER");
-      !blocking.empty())
-    if (!parseFlag("DIST_BLOCKING_REDUCE_SCATTER", blocking,
-                   env.blockingReduceScatter, error))
+      !blocking.empty()) {
+    if (blocking != "auto" && blocking != "0" && blocking != "1") {
+      error = "invalid DIST_BLOCKING_REDUCE_SCATTER '" + blocking +
+              "' (expected auto, 0 or 1)";
       return false;
+    }
+    env.blockingReduceScatter = blocking;
+  }
   if (std::string stats = read("DIST_STATS"); !stats.empty())
     if (!parseFlag("DIST_STATS", stats, env.stats, error))
       return false;

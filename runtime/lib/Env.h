@@ -20,7 +20,8 @@ struct Environment {
   std::string backend = "auto";       // DIST_BACKEND: auto, mpi, nccl, self
   int64_t watchdogTimeoutMs = 600000; // DIST_WATCHDOG_TIMEOUT_MS
   bool checkCollectives = false;      // DIST_CHECK_COLLECTIVES
-  bool blockingReduceScatter = false; // DIST_BLOCKING_REDUCE_SCATTER
+  // DIST_BLOCKING_REDUCE_SCATTER: auto (across hosts only), 0 or 1.
+  std::string blockingReduceScatter = "auto";
   bool stats = false;                 // DIST_STATS
   std::string trace;                  // DIST_TRACE: "" for none
   std::string ncclPlugin;             // DIST_NCCL_PLUGIN: "" for the default

@@ -122,7 +122,18 @@ public:
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_size(comm_, &size_);
     MPI_Comm_rank(comm_, &rank_);
+    // Collective, as the group's creation is: the ranks sharing memory
+    // with this one. Fewer than all on one rank means fewer on every rank.
+    MPI_Comm node;
+    if (MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                            &node) == MPI_SUCCESS) {
+      int nodeSize = size_;
+      MPI_Comm_size(node, &nodeSize);
+      spansHosts_ = nodeSize < size_;
+      MPI_Comm_free(&node);
+    }
   }
+  bool spansHosts() override { return spansHosts_; }
   ~MpiGroup() override {
     if (comm_ != MPI_COMM_NULL) {
       int finalized = 0;
@@ -215,6 +226,7 @@ public:
   MPI_Comm comm() { return comm_; }
 
 private:
+  bool spansHosts_ = false;
   MPI_Op mpiOp(distrt_dtype dtype, distrt_reduction op) {
     if (op == DISTRT_AVG)
       op = DISTRT_SUM; // the runtime divides afterwards

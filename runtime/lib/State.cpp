@@ -115,7 +115,7 @@ distrt_status initialize(int64_t expectedWorldSize) {
     if (choice == "self") {
       backend = createSelfBackend();
     } else {
-      backend = createMpiBackend(error, env.blockingReduceScatter);
+      backend = createMpiBackend(error, env.blockingReduceScatter != "0");
       if (backend && choice == "nccl")
         backend = loadNcclBackend(std::move(backend), env.ncclPlugin, error);
     }

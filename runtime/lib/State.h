@@ -90,10 +90,11 @@ struct State {
   std::unique_ptr<Trace> trace;
   bool printStats = false;
   bool checkCollectives = false;
-  /// Start reduce-scatters as the backend's blocking collective (MPI's
-  /// tuned one moves (W-1)/W of the array per rank; libnbc's non-blocking
-  /// one reduces to rank 0 first): docs/Runtime.md, "Several hosts".
-  bool blockingReduceScatter = false;
+  /// Run reduce-scatters as the backend's blocking collective (MPI's tuned
+  /// one moves (W-1)/W of the array per rank; libnbc's non-blocking one
+  /// reduces to rank 0 first): "auto" on groups that span hosts, "1"
+  /// always, "0" never (docs/Runtime.md, "Several hosts").
+  std::string blockingReduceScatter = "auto";
   std::map<distrt_group, int64_t> sequence;
   // Watchdog.
   std::atomic<int64_t> timeoutMs{0};
