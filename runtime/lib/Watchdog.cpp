@@ -44,7 +44,7 @@ int64_t millisecondsSince(Clock::time_point start, Clock::time_point now) {
                s.rank, what.c_str(), (long long)waitedMs,
                (long long)s.timeoutMs.load());
   std::fflush(stderr);
-  abortJob(s, 124);
+  abortJob(s, DISTRT_EXIT_WATCHDOG);
 }
 
 /// Reports what was pending (mpirun terminates the survivors of a dead rank

@@ -1,6 +1,7 @@
-# Runs COMMAND (a ;-list) and passes only if it exits non-zero, prints a line
-# matching each regular expression of EXPECT (a ;-list), and ends within
-# MAX_SECONDS (then it is killed, and the test fails as hung).
+# Runs COMMAND (a ;-list) and passes only if it exits non-zero (EXPECT_RC
+# when given), prints a line matching each regular expression of EXPECT (a
+# ;-list), and ends within MAX_SECONDS (then it is killed, and the test
+# fails as hung).
 # cmake -DCOMMAND=... -DEXPECT=... -DMAX_SECONDS=... -P ExpectFailure.cmake
 string(TIMESTAMP start "%s")
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out
@@ -13,6 +14,9 @@ if(rc MATCHES "timeout")
 endif()
 if(rc EQUAL 0)
   message(FATAL_ERROR "exited 0 although a rank misbehaved")
+endif()
+if(DEFINED EXPECT_RC AND NOT rc EQUAL EXPECT_RC)
+  message(FATAL_ERROR "exited ${rc}, expected ${EXPECT_RC}")
 endif()
 foreach(pattern IN LISTS EXPECT)
   if(NOT "${out}${err}" MATCHES "${pattern}")

@@ -54,6 +54,12 @@ enum {
   DISTRT_ERR_UNAVAILABLE = 4 /* backend or device not present */
 };
 
+/* The exit status of a job the watchdog ended (DIST_WATCHDOG_TIMEOUT_MS):
+ * sysexits' EX_TEMPFAIL, apart from timeout(1)'s 124 and a signal's 128+n,
+ * so that a script can tell a peer that stopped answering from its own
+ * time limit. */
+#define DISTRT_EXIT_WATCHDOG 75
+
 typedef enum {
   DISTRT_F32 = 0,
   DISTRT_F64 = 1,
