@@ -53,6 +53,9 @@ echo "== what an f32 reduce buys bf16 gradients (2 ranks, K = 8, against float64
 /usr/bin/python3 "$root/bench/bf16_accuracy.py" --json "$out/bf16_accuracy.json"
 /usr/bin/python3 "$root/bench/mixed_precision_accuracy.py" --build "$build" \
   --json "$out/mixed_precision_accuracy.json" | tee "$out/mixed_precision_accuracy.txt"
+echo "== across two hosts on slow links (network namespaces; needs root)"
+/usr/bin/python3 "$root/bench/multihost.py" --build "$build" --json "$out/multihost.json" |
+  tee "$out/multihost.txt" || [ "${PIPESTATUS[0]}" = 77 ]
 echo "== compile time"
 python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
   --reps "${COMPILE_REPS:-9}" \
