@@ -6,7 +6,8 @@
 # daemons (docs/Runtime.md, "Several hosts"). The command runs in host 0
 # with MULTIHOST_MPIRUN set to an mpirun command line that places
 # --ranks-per-host ranks on every host; every namespace is torn down at the
-# end, also on failure or interrupt. Prints each host's data-link bytes sent
+# end, also on failure, interrupt or TERM (timeout(1)); what runs in them is
+# killed. Prints each host's data-link bytes sent
 # and received (tc counters) after the command, to stderr.
 #
 #   scripts/multihost.sh [--hosts 2] [--ranks-per-host 1] [--rate 1gbit]
@@ -50,6 +51,11 @@ work=$(mktemp -d)
 
 teardown() {
   local status=$?
+  # Deleting a namespace does not end what runs in it (mpirun, its daemon,
+  # the ranks): kill those first.
+  for i in $(seq 0 $((hosts - 1))); do
+    ip netns pids "$(host "$i")" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+  done
   for i in $(seq 0 $((hosts - 1))); do ip netns del "$(host "$i")" 2>/dev/null || true; done
   ip netns del "$sw" 2>/dev/null || true
   rm -rf "$work"

@@ -78,13 +78,16 @@ with tempfile.TemporaryDirectory() as tmp:
     run = '$MULTIHOST_MPIRUN %s %s --k %d --windows 1 --bucket-cap-bytes 0%s' % (
         os.path.join(args.build, "bin", "dist-run"), step, K,
         " --hsdp-partial" if args.mode == "hsdp-partial" else "")
-    p = subprocess.run([os.path.join(ROOT, "scripts", "multihost.sh"), "--ranks-per-host",
-                        str(per_host), "--", "sh", "-c", run],
+    # timeout(1) sends TERM: multihost.sh tears its namespaces down.
+    p = subprocess.run(["timeout", "240", os.path.join(ROOT, "scripts", "multihost.sh"),
+                        "--ranks-per-host", str(per_host), "--", "sh", "-c", run],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                       universal_newlines=True, timeout=240)
+                       universal_newlines=True)
 print(p.stdout)
 if p.returncode == 77:
     sys.exit(77)
+if p.returncode == 124:
+    sys.exit("wire_bytes: the run did not end within 240 s")
 if p.returncode != 0:
     sys.exit("wire_bytes: the run failed (exit %d)" % p.returncode)
 

@@ -5,6 +5,7 @@
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -121,6 +122,26 @@ struct SCFToControlFlowLastFirstPass
   }
 };
 
+/// Upstream's float emulation marks the extf/truncf pairs it wraps around
+/// each bf16 op `contract`, which lets arith's folders drop a truncf-extf
+/// pair: a chain of bf16 ops then computed in f32 without rounding between
+/// them (excess precision), so the sync step's `take_stash + g` read an
+/// unrounded `g` and a bf16 window depended on micro-batch order. The
+/// program's types say every bf16 op rounds: this clears the flag on every
+/// float conversion before anything folds them.
+struct KeepFloatRoundingPass
+    : public PassWrapper<KeepFloatRoundingPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(KeepFloatRoundingPass)
+  void runOnOperation() override {
+    getOperation().walk([](Operation *op) {
+      if (auto ext = dyn_cast<arith::ExtFOp>(op))
+        op->removeAttr(ext.getFastmathAttrName());
+      else if (auto trunc = dyn_cast<arith::TruncFOp>(op))
+        op->removeAttr(trunc.getFastmathAttrName());
+    });
+  }
+};
+
 /// The pipeline's last word: everything left must be in the llvm dialect.
 /// Conversion passes leave what they cannot convert (an op of a dialect
 /// without an LLVM lowering, `unrealized_conversion_cast`s around it) and
@@ -201,6 +222,7 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   arith::ArithEmulateUnsupportedFloatsOptions bf16InF32;
   bf16InF32.sourceTypeStrs = {"bf16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(bf16InF32));
+  pm.addPass(std::make_unique<KeepFloatRoundingPass>());
   arith::ArithExpandOpsPassOptions expandBf16;
   expandBf16.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expandBf16));
