@@ -50,7 +50,10 @@ echo "== dist against PyTorch DDP (2 ranks, K = 4)"
 python3 "$root/bench/vs_pytorch.py" --build "$build" --reps "${REPS:-15}" \
   --json "$out/vs_pytorch.json" --png "$out/vs_pytorch.png"
 echo "== what an f32 reduce buys bf16 gradients (2 ranks, K = 8, against float64)"
-/usr/bin/python3 "$root/bench/bf16_accuracy.py" --json "$out/bf16_accuracy.json"
+# Exits 1 when the f32 stash is not closer at the max error, which it is not
+# on the all-bf16 toy (bench/README.md, section 9): reported, not fatal.
+/usr/bin/python3 "$root/bench/bf16_accuracy.py" --json "$out/bf16_accuracy.json" ||
+  echo "bf16_accuracy: the f32 stash is not closer on every model (see the table)"
 /usr/bin/python3 "$root/bench/mixed_precision_accuracy.py" --build "$build" \
   --json "$out/mixed_precision_accuracy.json" | tee "$out/mixed_precision_accuracy.txt"
 echo "== across two hosts on slow links (network namespaces; needs root)"
