@@ -2,6 +2,8 @@
 
 #include "Dist/Support/InputGuard.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -125,6 +127,10 @@ const char *mlir::dist::findExcessiveNesting(StringRef text, unsigned limit) {
 }
 
 bool mlir::dist::checkNesting(MemoryBufferRef buffer, unsigned limit) {
+  // Bytecode is not read by the recursive text parser (its bytes are no
+  // brackets: an i8 array of 40s read as 256 nested `(`).
+  if (mlir::isBytecode(buffer))
+    return true;
   const char *at = findExcessiveNesting(buffer.getBuffer(), limit);
   if (!at)
     return true;
@@ -203,6 +209,8 @@ const char *mlir::dist::findParserCrash(StringRef text, std::string *message) {
 }
 
 bool mlir::dist::checkParserCrashes(MemoryBufferRef buffer) {
+  if (mlir::isBytecode(buffer))
+    return true; // The text parser's crashes; bytecode has its own reader.
   std::string message;
   const char *at = findParserCrash(buffer.getBuffer(), &message);
   if (!at)
