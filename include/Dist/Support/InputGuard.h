@@ -18,7 +18,7 @@
 //   its float width (SIGSEGV in FloatType::getWidth; found by
 //   fuzz/dist-fuzz-mutate; test/Tools/dense-array-index.mlir).
 //
-// These are the text parser's; MLIR bytecode (mlir::isBytecode) is not
+// These are the text parser's; MLIR bytecode (its magic number) is not
 // checked: its bytes are no syntax (an i8 array of 40s looked like 256
 // nested parentheses; test/Tools/bytecode-input.mlir).
 //

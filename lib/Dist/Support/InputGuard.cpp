@@ -2,8 +2,6 @@
 
 #include "Dist/Support/InputGuard.h"
 
-#include "mlir/Bytecode/BytecodeReader.h"
-
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -14,6 +12,13 @@
 using namespace llvm;
 
 namespace {
+/// Whether `buffer` is MLIR bytecode: its magic number, as mlir::isBytecode
+/// tests it (linking MLIR's bytecode reader here put a second copy of
+/// MLIRIR beside the MLIR dylib, which ASan caught).
+bool isBytecode(MemoryBufferRef buffer) {
+  return buffer.getBuffer().starts_with("ML\xefR");
+}
+
 /// Prints "file:line:col: error: message" for `at` in `buffer`.
 void report(MemoryBufferRef buffer, const char *at, const Twine &message) {
   SourceMgr sourceMgr;
@@ -129,7 +134,7 @@ const char *mlir::dist::findExcessiveNesting(StringRef text, unsigned limit) {
 bool mlir::dist::checkNesting(MemoryBufferRef buffer, unsigned limit) {
   // Bytecode is not read by the recursive text parser (its bytes are no
   // brackets: an i8 array of 40s read as 256 nested `(`).
-  if (mlir::isBytecode(buffer))
+  if (isBytecode(buffer))
     return true;
   const char *at = findExcessiveNesting(buffer.getBuffer(), limit);
   if (!at)
@@ -209,7 +214,7 @@ const char *mlir::dist::findParserCrash(StringRef text, std::string *message) {
 }
 
 bool mlir::dist::checkParserCrashes(MemoryBufferRef buffer) {
-  if (mlir::isBytecode(buffer))
+  if (isBytecode(buffer))
     return true; // The text parser's crashes; bytecode has its own reader.
   std::string message;
   const char *at = findParserCrash(buffer.getBuffer(), &message);
