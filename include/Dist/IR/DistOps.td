@@ -199,6 +199,7 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
 }
 
 def Dist_GroupRankOp : Dist_Op<"group_rank", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     Dist_CommEffects,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     Dist_ProcessGroupOpInterface]> {
@@ -244,7 +245,8 @@ class Dist_CollectiveOp<string mnemonic, string kind, string dim,
         Dist_CommEffects,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
         Dist_ProcessGroupOpInterface,
-        Dist_CollectiveOpInterface])> {
+        Dist_CollectiveOpInterface,
+        OpAsmOpInterface])> {
   dag groupArgs = (ins FlatSymbolRefAttr:$mesh,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes);
   let results = (outs Dist_TensorFuture:$result);
@@ -254,6 +256,11 @@ class Dist_CollectiveOp<string mnemonic, string kind, string dim,
     int64_t getCollectiveDim() { return }] # dim # [{; }
     ::std::optional<::mlir::dist::ReductionKind> getCollectiveReduction() {
       return }] # reduction # [{;
+    }
+    // The printer names the future after the collective: %all_gather, ...
+    void getAsmResultNames(::mlir::OpAsmSetValueNameFn setNameFn) {
+      setNameFn(getResult(), getOperationName().drop_front(
+                                 getOperationName().find('.') + 1));
     }
   }];
 }
@@ -283,6 +290,16 @@ def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather", "AllGather",
     attr-dict `:` type($input) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
+  // `received` is the gathered tensor type; the result is its future.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::RankedTensorType":$received,
+                   "::llvm::StringRef":$mesh,
+                   "::llvm::ArrayRef<int64_t>":$axes, "int64_t":$gatherAxis), [{
+      build($_builder, $_state, ::mlir::dist::FutureType::get(received), input,
+            ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), mesh),
+            $_builder.getDenseI64ArrayAttr(axes),
+            $_builder.getI64IntegerAttr(gatherAxis));
+    }]>];
 }
 
 def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", "ReduceScatter",
@@ -312,6 +329,20 @@ def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", "ReduceScatter",
     qualified(type($result))
   }];
   let hasVerifier = 1;
+  // `received` is this rank's slice type; the result is its future.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::RankedTensorType":$received,
+                   "::llvm::StringRef":$mesh,
+                   "::llvm::ArrayRef<int64_t>":$axes,
+                   "::mlir::dist::ReductionKind":$reduction,
+                   "int64_t":$scatterAxis), [{
+      build($_builder, $_state, ::mlir::dist::FutureType::get(received), input,
+            ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), mesh),
+            $_builder.getDenseI64ArrayAttr(axes),
+            ::mlir::dist::ReductionKindAttr::get($_builder.getContext(),
+                                                 reduction),
+            $_builder.getI64IntegerAttr(scatterAxis));
+    }]>];
 }
 
 def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", "AllReduce", "0",
@@ -337,9 +368,20 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", "AllReduce", "0",
     $input `on` $mesh (`axes` `=` $axes^)? `reduction` `=` $reduction
     attr-dict `:` type($input)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::StringRef":$mesh,
+                   "::llvm::ArrayRef<int64_t>":$axes,
+                   "::mlir::dist::ReductionKind":$reduction), [{
+      build($_builder, $_state, ::mlir::dist::FutureType::get(input.getType()),
+            input, ::mlir::FlatSymbolRefAttr::get($_builder.getContext(), mesh),
+            $_builder.getDenseI64ArrayAttr(axes),
+            ::mlir::dist::ReductionKindAttr::get($_builder.getContext(),
+                                                 reduction));
+    }]>];
 }
 
 def Dist_WaitOp : Dist_Op<"wait", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     TypesMatchWith<"result is the future's payload", "future", "result",
         "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {
   let summary = "wait for a collective to complete and take its result";
@@ -363,9 +405,17 @@ def Dist_WaitOp : Dist_Op<"wait", [
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
   let hasCanonicalizer = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$future), [{
+      build($_builder, $_state,
+            ::llvm::cast<::mlir::dist::FutureType>(future.getType())
+                .getValueType(),
+            future);
+    }]>];
 }
 
 def Dist_SynchronizeOp : Dist_Op<"synchronize", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     Dist_CommEffects,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     Dist_ProcessGroupOpInterface]> {
@@ -405,6 +455,7 @@ def Dist_SynchronizeOp : Dist_Op<"synchronize", [
 //===----------------------------------------------------------------------===//
 
 def Dist_GradSyncOp : Dist_Op<"grad_sync", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     Dist_CommEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "this rank's synchronized gradient of a parameter";
   let description = [{
@@ -482,6 +533,7 @@ def Dist_StashGradOp : Dist_Op<"stash_grad_for_fsdp", [
 }
 
 def Dist_TakeStashOp : Dist_Op<"take_stash", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     Dist_StashEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "read a parameter's stash and release it";
   let description = [{
@@ -508,6 +560,7 @@ def Dist_TakeStashOp : Dist_Op<"take_stash", [
 //===----------------------------------------------------------------------===//
 
 def Dist_GatherKeptOp : Dist_Op<"gather_kept", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
     Dist_CommKeptEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "gather a sharded parameter once per accumulation window";
   let description = [{

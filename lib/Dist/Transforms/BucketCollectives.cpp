@@ -133,12 +133,10 @@ static SmallVector<Value> combine(OpBuilder &b, Bucket &bucket,
   if (isa<AllReduceOp>(prototype)) {
     Value flat = concatFlat();
     auto op = cast<AllReduceOp>(prototype);
-    auto future = AllReduceOp::create(b, loc, FutureType::get(flat.getType()),
-                                      flat, op.getMeshAttr(), op.getAxesAttr(),
-                                      op.getReductionAttr());
+    auto future = AllReduceOp::create(b, loc, flat, op.getMesh(),
+                                      op.getAxes(), op.getReduction());
     collectiveOut = future;
-    Value done =
-        WaitOp::create(b, loc, flat.getType(), future.getResult()).getResult();
+    Value done = WaitOp::create(b, loc, future.getResult());
     int64_t offset = 0;
     for (Member &m : bucket.members) {
       Value piece = slice(b, loc, done, {offset}, {m.elements});
@@ -163,11 +161,11 @@ static SmallVector<Value> combine(OpBuilder &b, Bucket &bucket,
     Value flat = flatten(b, loc, grid);
     auto op = cast<ReduceScatterOp>(prototype);
     auto resultType = RankedTensorType::get({perRank}, element);
-    auto future = ReduceScatterOp::create(
-        b, loc, FutureType::get(resultType), flat, op.getMeshAttr(),
-        op.getAxesAttr(), op.getReductionAttr(), op.getScatterAxisAttr());
+    auto future = ReduceScatterOp::create(b, loc, flat, resultType,
+                                          op.getMesh(), op.getAxes(),
+                                          op.getReduction(), /*scatterAxis=*/0);
     collectiveOut = future;
-    Value done = WaitOp::create(b, loc, resultType, future.getResult());
+    Value done = WaitOp::create(b, loc, future.getResult());
     int64_t offset = 0;
     for (Member &m : bucket.members) {
       Value piece = slice(b, loc, done, {offset}, {m.elements / w});
@@ -182,11 +180,10 @@ static SmallVector<Value> combine(OpBuilder &b, Bucket &bucket,
   Value flat = concatFlat();
   auto op = cast<AllGatherOp>(prototype);
   auto gatheredType = RankedTensorType::get({w * total}, element);
-  auto future = AllGatherOp::create(b, loc, FutureType::get(gatheredType), flat,
-                                    op.getMeshAttr(), op.getAxesAttr(),
-                                    op.getGatherAxisAttr());
+  auto future = AllGatherOp::create(b, loc, flat, gatheredType, op.getMesh(),
+                                    op.getAxes(), /*gatherAxis=*/0);
   collectiveOut = future;
-  Value done = WaitOp::create(b, loc, gatheredType, future.getResult());
+  Value done = WaitOp::create(b, loc, future.getResult());
   Value grid = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({w, total}, element), done, {{0, 1}});
   int64_t offset = 0;

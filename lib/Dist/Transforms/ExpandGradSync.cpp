@@ -42,19 +42,16 @@ static Value preAverage(OpBuilder &builder, Location loc, Value grad,
 
 static Value expandStage(OpBuilder &builder, Location loc, Value input,
                          const GradSyncStage &stage, ParameterOp param) {
-  MLIRContext *context = builder.getContext();
-  auto sum = ReductionKindAttr::get(context, ReductionKind::Sum);
-  auto future = FutureType::get(stage.resultType);
   Value started;
   input = padRows(builder, loc, input, stage.inputType);
   if (stage.kind == CollectiveKind::ReduceScatter)
-    started = ReduceScatterOp::create(builder, loc, future, input,
-                                      param.getMeshAttr(), stage.axes, sum,
-                                      builder.getI64IntegerAttr(0));
+    started = ReduceScatterOp::create(builder, loc, input, stage.resultType,
+                                      param.getMesh(), stage.axes,
+                                      ReductionKind::Sum, /*scatterAxis=*/0);
   else
-    started = AllReduceOp::create(builder, loc, future, input,
-                                  param.getMeshAttr(), stage.axes, sum);
-  return WaitOp::create(builder, loc, stage.resultType, started);
+    started = AllReduceOp::create(builder, loc, input, param.getMesh(),
+                                  stage.axes, ReductionKind::Sum);
+  return WaitOp::create(builder, loc, started);
 }
 
 namespace {

@@ -48,12 +48,11 @@ struct DistExpandSynchronizePass
       SmallVector<int64_t> gatheredShape(type.getShape());
       gatheredShape[0] = sync.getInput().getType().getDimSize(0) * *size;
       RankedTensorType gathered = type.clone(gatheredShape);
-      auto gather = AllGatherOp::create(
-          builder, sync.getLoc(), FutureType::get(gathered), input,
-          sync.getMeshAttr(), sync.getAxesAttr(),
-          builder.getI64IntegerAttr(0));
-      Value value = WaitOp::create(builder, sync.getLoc(), gathered,
-                                   gather.getResult());
+      auto gather =
+          AllGatherOp::create(builder, sync.getLoc(), input, gathered,
+                              sync.getMesh(), sync.getAxes(),
+                              /*gatherAxis=*/0);
+      Value value = WaitOp::create(builder, sync.getLoc(), gather.getResult());
       if (gathered != type)
         value = dropPadding(builder, sync.getLoc(), value, type);
       sync.replaceAllUsesWith(value);

@@ -210,8 +210,7 @@ private:
   }
   /// The wait of `future`, a new collective's, replaces `op`'s result.
   void replaceWithWait(OpBuilder &b, Operation *op, Value future) {
-    auto wait =
-        WaitOp::create(b, op->getLoc(), op->getResult(0).getType(), future);
+    auto wait = WaitOp::create(b, op->getLoc(), future);
     op->getResult(0).replaceAllUsesWith(wait.getResult());
     ++numCollectives;
   }
@@ -272,9 +271,9 @@ void Converter::convert(shard::AllReduceOp op) {
     auto slice = cast<shard::AllSliceOp>(user);
     auto type = cast<RankedTensorType>(slice.getResult().getType());
     Value future = ReduceScatterOp::create(
-        b, op.getLoc(), FutureType::get(type), input, meshOf(op.getGridAttr()),
+        b, op.getLoc(), input, type, meshOf(op.getGridAttr()),
         axesOf(op.getGridAxes()), reduction,
-        slice.getSliceAxis().getZExtValue());
+        slice.getSliceAxis().getSExtValue());
     replaceWithWait(b, slice, future);
     fused.insert(slice);
     slice.erase();
@@ -283,10 +282,8 @@ void Converter::convert(shard::AllReduceOp op) {
   }
   SmallVector<int64_t> axes = axesOf(op.getGridAxes());
   llvm::sort(axes); // an elementwise reduction: order does not matter
-  auto type = cast<RankedTensorType>(input.getType());
-  Value future =
-      AllReduceOp::create(b, op.getLoc(), FutureType::get(type), input,
-                          meshOf(op.getGridAttr()), axes, reduction);
+  Value future = AllReduceOp::create(b, op.getLoc(), input,
+                                     meshOf(op.getGridAttr()), axes, reduction);
   replaceWithWait(b, op, future);
   op.erase();
 }
@@ -342,10 +339,10 @@ void Converter::run() {
             gather.getResult().replaceAllUsesWith(gather.getInput());
           } else {
             Value future = AllGatherOp::create(
-                b, loc, FutureType::get(gather.getResult().getType()),
-                gather.getInput(), meshOf(gather.getGridAttr()),
-                axesOf(gather.getGridAxes()),
-                gather.getGatherAxis().getZExtValue());
+                b, loc, gather.getInput(),
+                cast<RankedTensorType>(gather.getResult().getType()),
+                meshOf(gather.getGridAttr()), axesOf(gather.getGridAxes()),
+                gather.getGatherAxis().getSExtValue());
             replaceWithWait(b, gather, future);
           }
           gather.erase();
@@ -355,10 +352,11 @@ void Converter::run() {
             scatter.getResult().replaceAllUsesWith(scatter.getInput());
           } else {
             Value future = ReduceScatterOp::create(
-                b, loc, FutureType::get(scatter.getResult().getType()),
-                scatter.getInput(), meshOf(scatter.getGridAttr()),
-                axesOf(scatter.getGridAxes()), *toDist(scatter.getReduction()),
-                scatter.getScatterAxis().getZExtValue());
+                b, loc, scatter.getInput(),
+                cast<RankedTensorType>(scatter.getResult().getType()),
+                meshOf(scatter.getGridAttr()), axesOf(scatter.getGridAxes()),
+                *toDist(scatter.getReduction()),
+                scatter.getScatterAxis().getSExtValue());
             replaceWithWait(b, scatter, future);
           }
           scatter.erase();
