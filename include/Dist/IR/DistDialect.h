@@ -9,4 +9,16 @@
 
 #include "Dist/IR/DistOpsDialect.h.inc"
 
+#include <cstdint>
+#include <memory>
+
+namespace mlir {
+class DialectVersion;
+namespace dist {
+/// A dist bytecode version to hand BytecodeWriterConfig::setDialectVersion,
+/// for writing a file as another dist build would (DistBytecode.cpp).
+std::unique_ptr<DialectVersion> makeBytecodeVersion(uint64_t version);
+} // namespace dist
+} // namespace mlir
+
 #endif // DIST_IR_DISTDIALECT_H

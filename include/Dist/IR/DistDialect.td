@@ -95,8 +95,15 @@ def Dist_Dialect : Dialect {
       return ::llvm::StringLiteral("dist.grad_of");
     }
 
+    /// The version of dist's bytecode encoding (include/Dist/IR/
+    /// DistBytecode.td) this build writes and the newest it reads.
+    static constexpr uint64_t kBytecodeVersion = 1;
+
   private:
     void registerTypes();
+    // Defined beside their interfaces: DistBytecode.cpp, DistInlining.cpp.
+    void addBytecodeInterface();
+    void addInlinerInterface();
   }];
 }
 

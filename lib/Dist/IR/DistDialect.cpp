@@ -110,6 +110,8 @@ void DistDialect::initialize() {
 #define GET_OP_LIST
 #include "Dist/IR/DistOps.cpp.inc"
       >();
+  addBytecodeInterface();
+  addInlinerInterface();
   // The func dialect is loaded first (a dependent dialect).
   func::FuncOp::attachInterface<FuncTieVerifier>(*getContext());
 }
