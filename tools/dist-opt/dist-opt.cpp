@@ -7,7 +7,7 @@
 // pipeline (test/Conversion/convert-shard-to-dist.mlir). The input's bracket
 // nesting is checked before MLIR parses it (Dist/Support/InputGuard.h): the
 // parser would overflow its stack on deep nesting rather than report an
-// error.
+// error. The parse and the passes run on a 512 MB stack besides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,8 +69,11 @@ int main(int argc, char **argv) {
     llvm::errs() << error << "\n";
     return 1;
   }
-  if (mlir::failed(
-          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+  // On a large stack: the parser and some passes recurse per nesting level.
+  if (mlir::failed(mlir::dist::runWithParserStack([&] {
+        return mlir::MlirOptMain(output->os(), std::move(input), registry,
+                                 config);
+      })))
     return 1;
   output->keep();
   return 0;

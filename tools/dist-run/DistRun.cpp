@@ -134,7 +134,8 @@ int main(int argc, char **argv) {
   if (!dist::checkNesting(**buffer) || !dist::checkParserCrashes(**buffer))
     return 1;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = dist::runWithParserStack(
+      [&] { return parseSourceFile<ModuleOp>(sourceMgr, &context); });
   if (!module)
     return 1;
 

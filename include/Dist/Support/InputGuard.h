@@ -18,6 +18,13 @@
 //   its float width (SIGSEGV in FloatType::getWidth; found by
 //   fuzz/dist-fuzz-mutate; test/Tools/dense-array-index.mlir).
 //
+// - A long run of unary minus in an affine expression (`-----d0`): the
+//   affine parser recurses once per `-`, about 1.1 KB of stack each, and
+//   7,500 overflow an 8 MB stack though the brackets nest twice.
+//
+// The tools parse on a stack of kParserStackBytes (runWithParserStack), so
+// these limits stay far from an overflow also on paths no check knows.
+//
 // These are the text parser's; MLIR bytecode (its magic number) is not
 // checked: its bytes are no syntax (an i8 array of 40s looked like 256
 // nested parentheses; test/Tools/bytecode-input.mlir).
@@ -29,6 +36,9 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBufferRef.h"
+#include "llvm/Support/ProgramStack.h"
+
+#include <optional>
 
 #include <string>
 
@@ -36,6 +46,22 @@ namespace mlir::dist {
 
 /// The default limit: far beyond any real IR, far below a stack overflow.
 constexpr unsigned kDefaultMaxNesting = 256;
+
+/// The most consecutive `-` (whitespace between them allowed, `->` not
+/// counted) accepted: about 72 MB of the parser's stack.
+constexpr unsigned kMaxMinusRun = 65536;
+
+/// The stack the tools parse on: virtual memory, touched only as deep as the
+/// parser goes.
+constexpr unsigned kParserStackBytes = 512u << 20;
+
+/// Runs `fn` on a new stack of kParserStackBytes and returns its result.
+template <typename Fn> auto runWithParserStack(Fn &&fn) {
+  using Result = decltype(fn());
+  std::optional<Result> result;
+  llvm::runOnNewStack(kParserStackBytes, [&] { result.emplace(fn()); });
+  return std::move(*result);
+}
 
 /// The first bracket ( [ { < that opens nesting level `limit` + 1 in `text`,
 /// or nullptr. Strings and `//` comments are skipped; `->`, `>=` and `<=`
@@ -53,7 +79,8 @@ bool checkNesting(llvm::MemoryBufferRef buffer,
 ///   dictionaries, where the generic attribute parser reports errors
 ///   itself), the first token that does not continue a list `[` int64
 ///   integers (decimal or hex, or true/false) `]`;
-/// - `index` as the element type of `array<...>`.
+/// - `index` as the element type of `array<...>`;
+/// - more than kMaxMinusRun consecutive `-`.
 /// When one is found and `message` is given, it gets the error to print.
 const char *findParserCrash(llvm::StringRef text,
                             std::string *message = nullptr);

@@ -167,6 +167,26 @@ const char *mlir::dist::findParserCrash(StringRef text, std::string *message) {
     }
     if (isSpace(c))
       continue;
+    if (c == '-' && !(i + 1 < n && text[i + 1] == '>')) {
+      // A run of minus signs: the affine parser recurses once per unary
+      // minus, with no brackets for the nesting check to count.
+      size_t run = 0, j = i;
+      while (j < n && text[j] == '-' && !(j + 1 < n && text[j + 1] == '>')) {
+        ++run;
+        j = skipTrivia(text, j + 1);
+      }
+      if (run > kMaxMinusRun) {
+        if (message)
+          *message = ("expected at most " + Twine(kMaxMinusRun) +
+                      " consecutive '-', but got " + Twine(run) +
+                      " (the affine parser recurses once per '-')")
+                         .str();
+        return text.data() + i;
+      }
+      last = '-';
+      i = j - 1;
+      continue;
+    }
     if (!isIdChar(c)) {
       last = c;
       continue;
