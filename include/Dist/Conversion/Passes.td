@@ -40,13 +40,6 @@ def ConvertDistToRuntimePass
     "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numCollectives", "collectives", "collectives lowered">,
-    Statistic<"numStashOps", "stash-ops", "stash ops lowered">,
-    Statistic<"numKeptOps", "kept-ops", "kept gather and release ops lowered">,
-    Statistic<"numProgressCalls", "progress-calls",
-              "distrt_progress calls added between issues and waits">,
-  ];
 }
 
 def ConvertShardToDistPass
@@ -105,12 +98,6 @@ def ConvertShardToDistPass
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::dist::DistDialect",
                            "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numCollectives", "collectives",
-              "shard collectives converted to dist collectives">,
-    Statistic<"numRankQueries", "rank-queries",
-              "shard rank queries converted to dist.group_rank">,
-  ];
 }
 
 def SplitDistinctDeallocsPass
@@ -156,12 +143,6 @@ def SplitDistinctDeallocsPass
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect"];
-  let statistics = [
-    Statistic<"numRewritten", "deallocs-rewritten",
-              "deallocs over distinct allocations rewritten">,
-    Statistic<"numLeft", "deallocs-left",
-              "deallocs left to the upstream simplification">,
-  ];
 }
 
 def OutlineContractionsPass

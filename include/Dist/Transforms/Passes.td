@@ -27,10 +27,6 @@ def DistExpandSynchronizePass
   }];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numGathered", "gathered", "fully_sharded synchronizes expanded">,
-    Statistic<"numIdentity", "identity", "replicated synchronizes removed">,
-  ];
 }
 
 def DistInsertGradSyncPass
@@ -58,9 +54,6 @@ def DistInsertGradSyncPass
   }];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
-  let statistics = [
-    Statistic<"numSynced", "synced", "gradients given a synchronization">,
-  ];
 }
 
 def DistSetReduceDtypePass
@@ -117,9 +110,6 @@ def DistExpandGradSyncPass
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numExpanded", "expanded", "gradient syncs expanded">,
-  ];
 }
 
 def ApplyNoSyncPass : Pass<"apply-no-sync", "::mlir::ModuleOp"> {
@@ -160,10 +150,6 @@ def ApplyNoSyncPass : Pass<"apply-no-sync", "::mlir::ModuleOp"> {
            "fail on a tied gradient whose sync chain is not recognized">,
   ];
   let dependentDialects = ["::mlir::dist::DistDialect"];
-  let statistics = [
-    Statistic<"numStashed", "stashed", "gradient syncs replaced by a stash">,
-    Statistic<"numFunctions", "functions", "functions rewritten">,
-  ];
 }
 
 def DistSyncStepPass : Pass<"dist-sync-step", "::mlir::ModuleOp"> {
@@ -190,9 +176,6 @@ def DistSyncStepPass : Pass<"dist-sync-step", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
-  let statistics = [
-    Statistic<"numFused", "fused", "gradient syncs that now consume the stash">,
-  ];
 }
 
 def DistLoopNoSyncPass : Pass<"dist-loop-no-sync", "::mlir::ModuleOp"> {
@@ -231,9 +214,6 @@ def DistLoopNoSyncPass : Pass<"dist-loop-no-sync", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numMoved", "moved", "gradient syncs moved after their loop">,
-  ];
 }
 
 def DistGradAccumulationPass
@@ -265,9 +245,6 @@ def DistGradAccumulationPass
   ];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
-  let statistics = [
-    Statistic<"numVariants", "variants", "no_sync variants created">,
-  ];
 }
 
 def DistBucketCollectivesPass
@@ -305,10 +282,6 @@ def DistBucketCollectivesPass
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
-  let statistics = [
-    Statistic<"numBuckets", "buckets", "buckets written">,
-    Statistic<"numCombined", "combined", "collectives combined into buckets">,
-  ];
 }
 
 def DistScheduleCollectivesPass
@@ -343,9 +316,6 @@ def DistScheduleCollectivesPass
            /*default=*/"52428800",
            "the most bytes of all_gather results in flight (default 50 MiB, "
            "two default buckets; 0: no limit)">,
-  ];
-  let statistics = [
-    Statistic<"numMoved", "moved", "ops placed at another position">,
   ];
 }
 
@@ -392,11 +362,6 @@ def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
            "name suffix of the no_sync variant">,
   ];
   let dependentDialects = ["::mlir::dist::DistDialect"];
-  let statistics = [
-    Statistic<"numKept", "kept", "gathers in window variants made kept">,
-    Statistic<"numReused", "reused", "gathers elsewhere made reuse_only">,
-    Statistic<"numReleased", "released", "releases inserted in sync steps">,
-  ];
 }
 
 def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {

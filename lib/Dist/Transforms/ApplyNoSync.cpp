@@ -11,6 +11,7 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -64,7 +65,8 @@ static bool refuseOtherUses(Value value,
 
 LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
                                           MutableArrayRef<TiedGradient> tied,
-                                          bool hsdpPartial, Operation *module) {
+                                          bool hsdpPartial, Operation *module,
+                                          StringRef passName) {
   auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
   llvm::BitVector removed(func.getNumResults());
   bool refused = false;
@@ -155,6 +157,11 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
     if (converted != stashed)
       anchor = converted.getDefiningOp();
     anchor = StashGradOp::create(builder, stashed.getLoc(), converted, param);
+    remarkPassed(anchor, passName, "stashed") << remark::add(
+        "the gradient of @{0} skips its {1} in @{2} and is stashed",
+        param.getValue(),
+        stashed == t.firstSync().getGrad() ? "sync" : "inter-node sync",
+        func.getName());
   }
 
   SmallVector<Value> kept;
@@ -190,6 +197,7 @@ struct ApplyNoSyncPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
+    int64_t numStashed = 0, numFunctions = 0;
     FailureOr<SmallVector<func::FuncOp>> funcs =
         selectFunctions(module, functions, "apply-no-sync");
     if (failed(funcs))
@@ -218,11 +226,14 @@ struct ApplyNoSyncPass
       if (stashed.empty())
         continue;
       if (failed(refuseForeignSyncOps(func, *analysis, "apply-no-sync")) ||
-          failed(rewriteToNoSync(func, stashed, hsdpPartial, module)))
+          failed(rewriteToNoSync(func, stashed, hsdpPartial, module,
+                                 getArgument())))
         return signalPassFailure();
       numStashed += stashed.size();
       ++numFunctions;
     }
+    remarkCounts(module, getArgument(),
+                 {{"stashed", numStashed}, {"functions", numFunctions}});
     if (failed(checkStashConsistency(module, "apply-no-sync")))
       return signalPassFailure();
   }

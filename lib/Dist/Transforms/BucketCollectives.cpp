@@ -27,6 +27,7 @@
 
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -216,9 +217,19 @@ static SmallVector<Value> combine(OpBuilder &b, Bucket &bucket,
 struct DistBucketCollectivesPass
     : public dist::impl::DistBucketCollectivesPassBase<
           DistBucketCollectivesPass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numBuckets = 0, numCombined = 0;
+
   using Base::Base;
 
   void runOnOperation() override {
+    numBuckets = numCombined = 0;
+    runPass();
+    remarkCounts(getOperation(), getArgument(),
+                 {{"buckets", numBuckets}, {"combined", numCombined}});
+  }
+
+  void runPass() {
     if (capBytes < 1 || firstCapBytes < 1 || minCount < 2) {
       emitError(getOperation().getLoc())
           << "dist-bucket-collectives: cap-bytes and first-cap-bytes must be "

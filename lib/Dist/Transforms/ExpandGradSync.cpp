@@ -9,6 +9,7 @@
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -57,9 +58,18 @@ static Value expandStage(OpBuilder &builder, Location loc, Value input,
 namespace {
 struct DistExpandGradSyncPass
     : public dist::impl::DistExpandGradSyncPassBase<DistExpandGradSyncPass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numExpanded = 0;
+
   using Base::Base;
 
   void runOnOperation() override {
+    numExpanded = 0;
+    runPass();
+    remarkCounts(getOperation(), getArgument(), {{"expanded", numExpanded}});
+  }
+
+  void runPass() {
     SymbolTableCollection symbolTable;
     SmallVector<GradSyncOp> syncs;
     getOperation().walk([&](GradSyncOp op) { syncs.push_back(op); });

@@ -2,6 +2,7 @@
 
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -22,7 +23,17 @@ namespace {
 struct DistExpandSynchronizePass
     : public dist::impl::DistExpandSynchronizePassBase<
           DistExpandSynchronizePass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numGathered = 0, numIdentity = 0;
+
   void runOnOperation() override {
+    numGathered = numIdentity = 0;
+    runPass();
+    remarkCounts(getOperation(), getArgument(),
+                 {{"gathered", numGathered}, {"identity", numIdentity}});
+  }
+
+  void runPass() {
     SmallVector<SynchronizeOp> syncs;
     getOperation().walk([&](SynchronizeOp op) { syncs.push_back(op); });
     for (SynchronizeOp sync : syncs) {

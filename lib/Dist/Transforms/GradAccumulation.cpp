@@ -9,6 +9,7 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "GradSyncAnalysis.h"
 
@@ -38,6 +39,7 @@ struct DistGradAccumulationPass
     SymbolTable symbols(module);
     SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    int64_t numVariants = 0;
     for (func::FuncOp func : funcs) {
       // A whole window (-dist-loop-no-sync) syncs once already.
       if (func->hasAttr(DistDialect::getWindowAttrName()))
@@ -83,13 +85,14 @@ struct DistGradAccumulationPass
           analyzeGradSyncs(variant, symbolTable);
       if (failed(variantAnalysis) ||
           failed(rewriteToNoSync(variant, variantAnalysis->tied, hsdpPartial,
-                                 module)))
+                                 module, kPass)))
         return signalPassFailure();
       rewriteToSyncStep(analysis->tied, hsdpPartial);
       ++numVariants;
     }
     if (failed(checkStashConsistency(module, kPass)))
       return signalPassFailure();
+    remarkCounts(module, kPass, {{"variants", numVariants}});
   }
 
   /// Every tied gradient must be synced, and either all or none of them

@@ -5,6 +5,7 @@
 #include "ExplicitSync.h"
 
 #include "Dist/IR/Diagnostics.h"
+#include "Dist/IR/Remarks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -299,8 +300,15 @@ void mlir::dist::reportTiedGradient(func::FuncOp func,
        << SymbolRefAttr::get(func.getNameAttr()) << ", the gradient of "
        << SymbolRefAttr::get(tied.param.getSymNameAttr()) << ", "
        << tied.reason;
-  if (asWarning)
+  if (asWarning) {
     diag << "; left unchanged";
+    // The same, for an embedder that filters remarks rather than warnings.
+    remarkMissed(at ? at : func.getOperation(), passName, "not-rewritten")
+        << remark::reason("result #{0} of @{1}, the gradient of @{2}, {3}; "
+                          "left unchanged",
+                          tied.resultIndex, func.getName(),
+                          tied.param.getSymName(), tied.reason);
+  }
   if (at != ret && printsInALine(ret))
     diag.attachNote(ret->getLoc())
         << "returned here as result #" << tied.resultIndex;

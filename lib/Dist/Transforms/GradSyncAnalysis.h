@@ -138,9 +138,11 @@ LogicalResult refuseCallers(func::FuncOp func, Operation *module,
 /// an error emitted and nothing changed, when a synced gradient has a use
 /// besides its return (skipping the sync would change that use) or a caller
 /// uses a removed result.
+/// Each stash is reported as a `passed` remark of `passName`.
 LogicalResult rewriteToNoSync(func::FuncOp func,
                               MutableArrayRef<TiedGradient> tied,
-                              bool hsdpPartial, Operation *module);
+                              bool hsdpPartial, Operation *module,
+                              StringRef passName);
 
 /// Rewrites each Synced tied gradient that does not consume the stash yet so
 /// that its sync reads `take_stash + g` (under `hsdpPartial`, with a replicate

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "GradSyncAnalysis.h"
 
@@ -27,9 +28,18 @@ using namespace mlir::dist;
 namespace {
 struct DistInsertGradSyncPass
     : public dist::impl::DistInsertGradSyncPassBase<DistInsertGradSyncPass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numSynced = 0;
+
   using Base::Base;
 
   void runOnOperation() override {
+    numSynced = 0;
+    runPass();
+    remarkCounts(getOperation(), getArgument(), {{"synced", numSynced}});
+  }
+
+  void runPass() {
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());

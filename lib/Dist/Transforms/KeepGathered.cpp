@@ -12,6 +12,7 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -118,9 +119,20 @@ struct Window {
 
 struct DistKeepGatheredPass
     : public dist::impl::DistKeepGatheredPassBase<DistKeepGatheredPass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numKept = 0, numReused = 0, numReleased = 0;
+
   using Base::Base;
 
   void runOnOperation() override {
+    numKept = numReused = numReleased = 0;
+    runPass();
+    remarkCounts(
+        getOperation(), getArgument(),
+        {{"kept", numKept}, {"reused", numReused}, {"released", numReleased}});
+  }
+
+  void runPass() {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SymbolTableCollection symbolTable;

@@ -8,6 +8,7 @@
 
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "GradSyncAnalysis.h"
 
@@ -79,9 +80,18 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
 namespace {
 struct DistSyncStepPass
     : public dist::impl::DistSyncStepPassBase<DistSyncStepPass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numFused = 0;
+
   using Base::Base;
 
   void runOnOperation() override {
+    numFused = 0;
+    runPass();
+    remarkCounts(getOperation(), getArgument(), {{"fused", numFused}});
+  }
+
+  void runPass() {
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
     FailureOr<SmallVector<func::FuncOp>> funcs =

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/Passes.h"
+#include "Dist/IR/Remarks.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -92,7 +93,18 @@ bool rewrite(bufferization::DeallocOp dealloc) {
 struct SplitDistinctDeallocsPass
     : public dist::impl::SplitDistinctDeallocsPassBase<
           SplitDistinctDeallocsPass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numRewritten = 0, numLeft = 0;
+
   void runOnOperation() override {
+    numRewritten = numLeft = 0;
+    runPass();
+    dist::remarkCounts(
+        getOperation(), getArgument(),
+        {{"deallocs-rewritten", numRewritten}, {"deallocs-left", numLeft}});
+  }
+
+  void runPass() {
     SmallVector<bufferization::DeallocOp> deallocs;
     getOperation().walk(
         [&](bufferization::DeallocOp op) { deallocs.push_back(op); });

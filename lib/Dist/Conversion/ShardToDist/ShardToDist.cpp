@@ -12,6 +12,7 @@
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
+#include "Dist/IR/Remarks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -389,7 +390,18 @@ void Converter::run() {
 
 struct ConvertShardToDistPass
     : public dist::impl::ConvertShardToDistPassBase<ConvertShardToDistPass> {
+  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  int64_t numCollectives = 0, numRankQueries = 0;
+
   void runOnOperation() override {
+    numCollectives = numRankQueries = 0;
+    runPass();
+    remarkCounts(
+        getOperation(), getArgument(),
+        {{"collectives", numCollectives}, {"rank-queries", numRankQueries}});
+  }
+
+  void runPass() {
     ModuleOp module = getOperation();
     if (failed(checkModule(module)))
       return signalPassFailure();
