@@ -59,3 +59,16 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/DistConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/DistConfig.cmake
   ${PROJECT_BINARY_DIR}/DistConfigVersion.cmake
   DESTINATION ${DIST_INSTALL_CMAKE_DIR})
+
+# The embedding surface beyond C++ (README "Embedding dist"): the C API
+# (headers and libDistCAPI.so, exported as Dist::DistCAPI), the tools for
+# editors and reduction, and the mlir-opt plugin (a module, loaded by path).
+install(DIRECTORY include/Dist-c DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+set_target_properties(DistCAPI dist-lsp-server dist-reduce DistPlugin
+  PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS DistCAPI EXPORT DistTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS dist-lsp-server dist-reduce EXPORT DistTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS DistPlugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -29,8 +29,12 @@ llvm_config.use_default_substitutions()
 
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.dist_tools_dir, config.llvm_tools_dir]
-tools = ["dist-opt", "mlir-opt", "mlir-translate", "llvm-nm"]
+tools = ["dist-opt", "dist-lsp-server", "dist-reduce", "mlir-opt", "mlir-translate", "llvm-nm",
+         "llvm-readelf"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+# The C program of test/CAPI, on libDistCAPI.so.
+config.substitutions.append(
+    ("%dist_capi_test", os.path.join(config.dist_tools_dir, "dist-capi-test")))
 dist_run = os.path.join(config.dist_tools_dir, "dist-run")
 if config.dist_sanitizers:
     # dist-run hosts LLVM's JIT: the slow unwinder the sanitizer script asks
@@ -53,6 +57,9 @@ config.substitutions.append(
 config.substitutions.append(("%mlir_lib_dir", lib_dir))
 config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clang")))
 config.substitutions.append(("%dist_lib_dir", os.path.join(config.dist_obj_root, "lib")))
+# tools/dist-plugin: dist as a dialect and pass plugin of a stock mlir-opt.
+config.substitutions.append(
+    ("%dist_plugin", os.path.join(config.dist_obj_root, "lib", "DistPlugin" + config.llvm_shlib_ext)))
 
 # Integration tests declare what they need with `REQUIRES:`.
 # numpy: Debian's python3-numpy lives under /usr/bin/python3, which a python3
@@ -86,6 +93,11 @@ if config.dist_sanitizers:
     config.substitutions.append(
         ("%aot_env", f"env LD_PRELOAD={config.dist_asan_runtime} "
          "ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS="))
+    # The same for an upstream tool that loads the instrumented DistPlugin.so.
+    config.substitutions.append(
+        ("%plugin_env", f"env LD_PRELOAD={config.dist_asan_runtime} "
+         "ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS="))
 else:
     llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])
     config.substitutions.append(("%aot_env", ""))
+    config.substitutions.append(("%plugin_env", ""))

@@ -68,6 +68,12 @@ template <typename Fn> auto runWithParserStack(Fn &&fn) {
 /// are not brackets.
 const char *findExcessiveNesting(llvm::StringRef text, unsigned limit);
 
+/// The first place in `buffer` the text parser would not survive: nesting
+/// deeper than `limit`, else findParserCrash's token; `message` gets the
+/// error. nullptr for safe text and for MLIR bytecode (its own reader).
+const char *findUnparsable(llvm::MemoryBufferRef buffer, unsigned limit,
+                           std::string &message);
+
 /// Prints "file:line:col: error: ..." to stderr and returns false if `buffer`
 /// nests deeper than `limit`.
 bool checkNesting(llvm::MemoryBufferRef buffer,

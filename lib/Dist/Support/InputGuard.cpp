@@ -131,18 +131,31 @@ const char *mlir::dist::findExcessiveNesting(StringRef text, unsigned limit) {
   return nullptr;
 }
 
-bool mlir::dist::checkNesting(MemoryBufferRef buffer, unsigned limit) {
+const char *mlir::dist::findUnparsable(MemoryBufferRef buffer,
+                                       unsigned limit, std::string &message) {
   // Bytecode is not read by the recursive text parser (its bytes are no
   // brackets: an i8 array of 40s read as 256 nested `(`).
+  if (isBytecode(buffer))
+    return nullptr;
+  if (const char *at = findExcessiveNesting(buffer.getBuffer(), limit)) {
+    message = ("brackets nest deeper than " + Twine(limit) +
+               " levels; the MLIR parser recurses once per level and would "
+               "overflow its stack")
+                  .str();
+    return at;
+  }
+  return findParserCrash(buffer.getBuffer(), &message);
+}
+
+bool mlir::dist::checkNesting(MemoryBufferRef buffer, unsigned limit) {
   if (isBytecode(buffer))
     return true;
   const char *at = findExcessiveNesting(buffer.getBuffer(), limit);
   if (!at)
     return true;
-  report(buffer, at,
-         "brackets nest deeper than " + Twine(limit) +
-             " levels; the MLIR parser recurses once per level and would "
-             "overflow its stack (see --dist-max-nesting)");
+  std::string message;
+  findUnparsable(buffer, limit, message);
+  report(buffer, at, message + " (see --dist-max-nesting)");
   return false;
 }
 

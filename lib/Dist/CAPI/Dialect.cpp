@@ -1,0 +1,51 @@
+//===- Dialect.cpp - C API for the dist dialect ---------------------------===//
+
+#include "Dist-c/Dialect.h"
+
+#include "Dist/IR/DistDialect.h"
+#include "Dist/Support/InputGuard.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Registration.h"
+#include "mlir/CAPI/Support.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Dist, dist, mlir::dist::DistDialect)
+
+/// The location of `at` within `text`, 1-based, as the parser reports it.
+static Location locationOf(MLIRContext *context, StringRef sourceName,
+                           StringRef text, const char *at) {
+  StringRef before = text.take_front(at - text.data());
+  unsigned line = 1 + before.count('\n');
+  size_t lineStart = before.rfind('\n');
+  unsigned column =
+      1 + (lineStart == StringRef::npos ? before.size()
+                                        : before.size() - lineStart - 1);
+  return FileLineColLoc::get(context, sourceName, line, column);
+}
+
+MlirModule mlirDistModuleCreateParse(MlirContext context, MlirStringRef source,
+                                     MlirStringRef sourceName) {
+  MLIRContext *ctx = unwrap(context);
+  StringRef text = unwrap(source), name = unwrap(sourceName);
+  std::string message;
+  if (const char *at = dist::findUnparsable(llvm::MemoryBufferRef(text, name),
+                                            dist::kDefaultMaxNesting,
+                                            message)) {
+    emitError(locationOf(ctx, name, text, at)) << message;
+    return MlirModule{nullptr};
+  }
+  // On dist-opt's large stack, which the checks above are sized against.
+  OwningOpRef<ModuleOp> module = dist::runWithParserStack([&] {
+    return parseSourceString<ModuleOp>(text, ParserConfig(ctx), name);
+  });
+  if (!module)
+    return MlirModule{nullptr};
+  return wrap(module.release());
+}
