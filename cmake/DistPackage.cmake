@@ -17,7 +17,7 @@ set(DIST_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dist)
 # A package built with -DDIST_ENABLE_SANITIZERS=ON needs the sanitizer
 # runtime in every executable that links it (clang: -shared-libsan).
 if(DIST_ENABLE_SANITIZERS)
-  foreach(target ${DIST_EXPORTED_LIBRARIES} dist_runtime)
+  foreach(target ${DIST_EXPORTED_LIBRARIES} dist_runtime DistCAPI)
     target_link_options(${target} INTERFACE
       -fsanitize=address,undefined -shared-libsan
       -Wl,-rpath,${DIST_ASAN_RUNTIME_DIR})

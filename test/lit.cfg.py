@@ -101,3 +101,9 @@ else:
     llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])
     config.substitutions.append(("%aot_env", ""))
     config.substitutions.append(("%plugin_env", ""))
+# Sanitizer builds parse on the main thread (Dist/Support/InputGuard.h,
+# runWithParserStack): a test that needs the parser's large stack raises the
+# main stack's limit to it there.
+config.substitutions.append(
+    ("%parser_stack",
+     "prlimit --stack=536870912 --" if config.dist_sanitizers else ""))

@@ -152,17 +152,24 @@ distrt_status startCollective(int kind, distrt_group groupId, const void *send,
                       : std::max(sendBytes, recvBytes);
   Clock::time_point start = Clock::now();
   std::string error;
-  if (blocking) {
-    // Visible to the watchdog while the backend blocks, without the lock.
+  // Runs the collective to completion, visible to the watchdog while the
+  // backend blocks without the lock.
+  auto runBlocking = [&](PendingOp &done) -> distrt_status {
     distrt_handle id =
         addPending(PendingOp{nullptr, desc, groupId, w, bytes, divideBy, start,
                              sinceEpochUs(start)});
     lock.unlock();
     bool ok = group->run(desc, error);
     lock.lock();
-    PendingOp op = takePending(id);
+    done = takePending(id);
     if (!ok)
-      return fail(DISTRT_ERR_BACKEND, describeOp(op) + " failed: " + error);
+      return fail(DISTRT_ERR_BACKEND, describeOp(done) + " failed: " + error);
+    return DISTRT_OK;
+  };
+  if (blocking) {
+    PendingOp op;
+    if (distrt_status s = runBlocking(op))
+      return s;
     complete(op);
     state->stats.calls[kind] += 1;
     state->stats.bytes[kind] += bytes;
@@ -176,17 +183,10 @@ distrt_status startCollective(int kind, distrt_group groupId, const void *send,
   const std::string &blockingRs = state->blockingReduceScatter;
   if (kind == DISTRT_KIND_REDUCE_SCATTER &&
       (blockingRs == "1" || (blockingRs == "auto" && group->spansHosts()))) {
-    // Run to completion now (visible to the watchdog meanwhile); the
-    // handle's wait then finds it done.
-    distrt_handle id =
-        addPending(PendingOp{nullptr, desc, groupId, w, bytes, divideBy, start,
-                             sinceEpochUs(start)});
-    lock.unlock();
-    bool ok = group->run(desc, error);
-    lock.lock();
-    PendingOp op = takePending(id);
-    if (!ok)
-      return fail(DISTRT_ERR_BACKEND, describeOp(op) + " failed: " + error);
+    // Run to completion now; the handle's wait then finds it done.
+    PendingOp op;
+    if (distrt_status s = runBlocking(op))
+      return s;
     pending = group->completed();
   } else {
     pending = group->start(desc, error);

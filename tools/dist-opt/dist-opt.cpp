@@ -11,14 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dist/Conversion/Passes.h"
-#include "Dist/IR/DistDialect.h"
+#include "Dist/InitDist.h"
 #include "Dist/Support/InputGuard.h"
-#include "Dist/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -35,15 +31,9 @@ static llvm::cl::opt<unsigned> maxNesting(
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::dist::registerDistPasses();
-  mlir::dist::registerDistPipelines();
-  mlir::dist::registerDistConversionPasses();
-  mlir::dist::registerDistLoweringPipelines();
-
+  mlir::dist::registerAllDistPasses();
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registry.insert<mlir::dist::DistDialect>();
+  mlir::dist::registerDistToolDialects(registry);
 
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "dist optimizer driver\n", registry);

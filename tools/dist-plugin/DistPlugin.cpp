@@ -17,9 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dist/Conversion/Passes.h"
-#include "Dist/IR/DistDialect.h"
-#include "Dist/Transforms/Passes.h"
+#include "Dist/InitDist.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -32,10 +30,7 @@
 /// loaded as both the dialect and the pass plugin, and both register them.
 static void registerDistPassesOnce() {
   static const bool registered = [] {
-    mlir::dist::registerDistPasses();
-    mlir::dist::registerDistPipelines();
-    mlir::dist::registerDistConversionPasses();
-    mlir::dist::registerDistLoweringPipelines();
+    mlir::dist::registerAllDistPasses();
     return true;
   }();
   (void)registered;

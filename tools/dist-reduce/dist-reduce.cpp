@@ -10,16 +10,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dist/Conversion/Passes.h"
-#include "Dist/IR/DistDialect.h"
+#include "Dist/InitDist.h"
 #include "Dist/IR/DistReduction.h"
-#include "Dist/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-reduce/MlirReduceMain.h"
@@ -54,15 +50,9 @@ int main(int argc, char **argv) {
   if (!canOpenOutput(argc, argv))
     return 1;
   mlir::registerAllPasses();
-  mlir::dist::registerDistPasses();
-  mlir::dist::registerDistPipelines();
-  mlir::dist::registerDistConversionPasses();
-  mlir::dist::registerDistLoweringPipelines();
-
+  mlir::dist::registerAllDistPasses();
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registry.insert<mlir::dist::DistDialect>();
+  mlir::dist::registerDistToolDialects(registry);
   mlir::dist::registerDistReductionInterface(registry);
   mlir::MLIRContext context(registry);
   // Without a handler MLIR prints only errors, and the reducer reports an
