@@ -74,6 +74,14 @@ def main():
     lib.mlirDialectRegistryDestroy(registry)
     lib.mlirDistRegisterAllPasses()
 
+    # {NULL, 0} is the empty text, an empty module (MLIR's lexer crashed on
+    # a null buffer).
+    empty = lib.mlirDistModuleCreateParse(context, StringRef(None, 0), StringRef.of("empty"))
+    if not empty.ptr:
+        print("dist-capi-ctypes: the empty text did not parse", file=sys.stderr)
+        return 1
+    lib.mlirModuleDestroy(empty)
+
     path = sys.argv[2]
     with open(path) as f:
         source = f.read()

@@ -9,11 +9,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/InitDist.h"
+#include "Dist/Support/InputGuard.h"
 
 #include "mlir/Tools/mlir-lsp-server/MlirLspServerMain.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::dist::registerDistToolDialects(registry);
-  return mlir::failed(mlir::MlirLspServerMain(argc, argv, registry));
+  // The server parses what the editor sends, unchecked: on a large stack,
+  // so that deep nesting (20,000 brackets, 100,000 unary minus) is a parse
+  // error rather than a crash (test/Tools/dist-lsp-server-deep.test).
+  return mlir::failed(mlir::dist::runWithParserStack(
+      [&] { return mlir::MlirLspServerMain(argc, argv, registry); }));
 }

@@ -34,6 +34,10 @@ MlirModule mlirDistModuleCreateParse(MlirContext context, MlirStringRef source,
                                      MlirStringRef sourceName) {
   MLIRContext *ctx = unwrap(context);
   StringRef text = unwrap(source), name = unwrap(sourceName);
+  // MLIR's lexer takes a null buffer for its code-completion point and
+  // crashes on it: {NULL, 0} is the empty text.
+  if (!text.data())
+    text = "";
   std::string message;
   if (const char *at = dist::findUnparsable(llvm::MemoryBufferRef(text, name),
                                             dist::kDefaultMaxNesting,

@@ -11,18 +11,33 @@
 #include "Dist/IR/DistTypes.h"
 
 #include "mlir/Bytecode/BytecodeImplementation.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::dist;
 
 namespace {
-/// A dist type read from bytecode passes the verifier a parsed one does.
+/// A dist type read from bytecode passes the verifier a parsed one does,
+/// and so does its payload: MLIR's reader builds builtin types unchecked
+/// (`tensor<8xtensor<?xf32>>` read back with exit 0).
 FutureType checkedFuture(DialectBytecodeReader &reader, Type valueType) {
-  if (failed(FutureType::verify([&] { return reader.emitError(); }, valueType)))
+  auto emitError = [&] { return reader.emitError(); };
+  if (failed(FutureType::verify(emitError, valueType)))
     return FutureType();
+  if (auto tensor = dyn_cast<RankedTensorType>(valueType))
+    if (failed(RankedTensorType::verify(emitError, tensor.getShape(),
+                                        tensor.getElementType(),
+                                        tensor.getEncoding())))
+      return FutureType();
+  if (auto memref = dyn_cast<MemRefType>(valueType))
+    if (failed(MemRefType::verify(emitError, memref.getShape(),
+                                  memref.getElementType(), memref.getLayout(),
+                                  memref.getMemorySpace())))
+      return FutureType();
   return FutureType::get(valueType);
 }
+
 
 #include "Dist/IR/DistBytecode.cpp.inc"
 

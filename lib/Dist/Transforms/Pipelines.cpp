@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - registered dist pipelines --------------------------===//
 
 #include "Dist/Transforms/Passes.h"
+#include "Dist/Transforms/PipelineRegistration.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -44,7 +45,8 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
     schedule.maxGatherBytesInFlight = options.maxGatherBytesInFlight;
     pm.addPass(createDistScheduleCollectivesPass(schedule));
   }
-  if (options.bucketCapBytes > 0) {
+  // 0 is "no buckets"; a negative cap reaches the pass, which refuses it.
+  if (options.bucketCapBytes != 0) {
     DistBucketCollectivesPassOptions buckets;
     buckets.capBytes = options.bucketCapBytes;
     pm.addPass(createDistBucketCollectivesPass(buckets));
@@ -52,7 +54,7 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
 }
 
 void mlir::dist::registerDistPipelines() {
-  PassPipelineRegistration<NoSyncPipelineOptions>(
+  registerModulePipeline<NoSyncPipelineOptions>(
       "dist-no-sync-pipeline",
       "expand synchronizes, insert gradient syncs and write the no_sync and "
       "one-round sync-step backward of a gradient-accumulation window",

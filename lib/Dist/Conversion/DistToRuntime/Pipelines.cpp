@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - dist down to the LLVM dialect ----------------------===//
 
+#include "Dist/Transforms/PipelineRegistration.h"
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/Transforms/Passes.h"
@@ -232,7 +233,7 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
 }
 
 void mlir::dist::registerDistLoweringPipelines() {
-  PassPipelineRegistration<LowerToLLVMOptions>(
+  registerModulePipeline<LowerToLLVMOptions>(
       "dist-lower-to-llvm",
       "lower a module with dist ops on tensors to the LLVM dialect, calling "
       "the dist runtime",
