@@ -42,9 +42,10 @@ install(TARGETS dist_runtime EXPORT DistTargets
 if(TARGET dist_runtime_nccl)
   install(TARGETS dist_runtime_nccl LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()
-# Installed tools find libMLIR/libLLVM where they were linked from, as the
-# build tree's do, and the runtime beside them ($ORIGIN/../lib).
-set_target_properties(dist-opt dist-run PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+# Installed tools and libraries find libMLIR/libLLVM where they were linked
+# from, as the build tree's do, and the runtime beside them ($ORIGIN/../lib).
+set_target_properties(dist-opt dist-run dist-lsp-server dist-reduce DistCAPI
+  DistPlugin PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS dist-opt dist-run EXPORT DistTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
@@ -64,8 +65,6 @@ install(FILES ${PROJECT_BINARY_DIR}/DistConfig.cmake
 # (headers and libDistCAPI.so, exported as Dist::DistCAPI), the tools for
 # editors and reduction, and the mlir-opt plugin (a module, loaded by path).
 install(DIRECTORY include/Dist-c DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-set_target_properties(DistCAPI dist-lsp-server dist-reduce DistPlugin
-  PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS DistCAPI EXPORT DistTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -85,18 +85,15 @@ if config.dist_sanitizers:
     # checks run in its gtests and the parity drivers. The slow unwinder the
     # sanitizer script asks for (LSAN_OPTIONS) deadlocks in mlir-runner's
     # JIT, so it is cleared here.
+    preload = (f"env LD_PRELOAD={config.dist_asan_runtime} "
+               "ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS=")
     runner = os.path.join(config.llvm_tools_dir, "mlir-runner")
     config.substitutions.append(
-        (r"(?<![\w/.-])mlir-runner(?![\w/.-])", f"env LD_PRELOAD={config.dist_asan_runtime} "
-         f"ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS= {runner}"))
-    # The same for an ahead-of-time step linked against the runtime.
-    config.substitutions.append(
-        ("%aot_env", f"env LD_PRELOAD={config.dist_asan_runtime} "
-         "ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS="))
-    # The same for an upstream tool that loads the instrumented DistPlugin.so.
-    config.substitutions.append(
-        ("%plugin_env", f"env LD_PRELOAD={config.dist_asan_runtime} "
-         "ASAN_OPTIONS=detect_leaks=0 LSAN_OPTIONS="))
+        (r"(?<![\w/.-])mlir-runner(?![\w/.-])", f"{preload} {runner}"))
+    # The same for an ahead-of-time step linked against the runtime, and for
+    # an upstream tool that loads the instrumented DistPlugin.so.
+    config.substitutions.append(("%aot_env", preload))
+    config.substitutions.append(("%plugin_env", preload))
 else:
     llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])
     config.substitutions.append(("%aot_env", ""))

@@ -13,6 +13,7 @@
 #include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
@@ -21,12 +22,13 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Dist, dist, mlir::dist::DistDialect)
 /// The location of `at` within `text`, 1-based, as the parser reports it.
 static Location locationOf(MLIRContext *context, StringRef sourceName,
                            StringRef text, const char *at) {
-  StringRef before = text.take_front(at - text.data());
-  unsigned line = 1 + before.count('\n');
-  size_t lineStart = before.rfind('\n');
-  unsigned column =
-      1 + (lineStart == StringRef::npos ? before.size()
-                                        : before.size() - lineStart - 1);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(text, sourceName,
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  auto [line, column] =
+      sourceMgr.getLineAndColumn(llvm::SMLoc::getFromPointer(at));
   return FileLineColLoc::get(context, sourceName, line, column);
 }
 
