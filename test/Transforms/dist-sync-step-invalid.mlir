@@ -53,7 +53,7 @@ func.func @step(%x: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @h}) {
 
 func.func @step_no_sync(%x: tensor<4xf32>) {
   %sh = dist.grad_sync %x for @h phase = shard : tensor<4xf32> -> tensor<4xf32>
-  // expected-error @+1 {{dist-sync-step: the stash of @h is written with the pre-averaged shard (hsdp-partial) here but taken as the local gradient: run the no_sync and sync-step rewrites with the same hsdp-partial}}
+  // expected-error @+1 {{dist-sync-step: the stash of @h is written with the pre-averaged shard (stash = shard, hsdp-partial) here but taken as the local gradient (stash = local): run the no_sync and sync-step rewrites with the same hsdp-partial and the same `stash` on the parameter}}
   dist.stash_grad_for_fsdp %sh for @h : tensor<4xf32>
   return
 }

@@ -51,4 +51,19 @@ def Dist_GradSyncScale : I32EnumAttr<"GradSyncScale",
   let cppNamespace = "::mlir::dist";
 }
 
+def Dist_StashPoint : I32EnumAttr<"StashPoint",
+    "what a parameter's no_sync micro-batches hold in its stash", [
+  // The local gradient, unsharded: no communication until the sync step
+  // (the full no_sync).
+  I32EnumAttrCase<"Local", 0, "local">,
+  // The pre-averaged shard after the sync's first stage (HSDP partial
+  // no_sync: the intra-node reduce-scatter still runs each micro-batch).
+  I32EnumAttrCase<"Shard", 1, "shard">,
+  // The synchronized gradient: the sync runs each micro-batch, as without
+  // no_sync, and the stash accumulates its result (the least memory).
+  I32EnumAttrCase<"Synced", 2, "synced">
+]> {
+  let cppNamespace = "::mlir::dist";
+}
+
 #endif // DIST_IR_DISTENUMS_TD

@@ -125,6 +125,17 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     gradient to the element type of `type` (docs/Design.md, "Element
     types").
 
+    `stash` says what the no_sync micro-batches of a gradient-accumulation
+    window hold for this parameter (docs/Design.md, "No_sync under a memory
+    budget"): `local`, the unsharded local gradient, communicated once at
+    the sync step (the default); `shard`, the pre-averaged shard left by the
+    first of two sync stages (a parameter with `replicate_axes` only: HSDP
+    partial no_sync, the default for such a parameter under the pipeline's
+    `hsdp-partial`); `synced`, the synchronized gradient: its sync runs every
+    micro-batch, as without no_sync, and the stash accumulates the result
+    (the least memory, nothing saved). The pipeline's `stash-budget` sets it
+    on every parameter it is not set on.
+
     Example:
 
     ```mlir
@@ -148,6 +159,10 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     dist.mesh @four shape = [4]
     dist.parameter @head : tensor<2x16xf32> fully_sharded on @four
         unsharded_dim0 = 6
+
+    // Synced every micro-batch; the stash holds its 2x16 shard.
+    dist.parameter @tail : tensor<2x16xf32> fully_sharded on @four
+        stash = synced
     ```
   }];
   let arguments = (ins
@@ -159,14 +174,16 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$replicate_axes,
     OptionalAttr<I64Attr>:$unsharded_dim0,
     OptionalAttr<TypeAttr>:$param_dtype,
-    OptionalAttr<TypeAttr>:$reduce_dtype
+    OptionalAttr<TypeAttr>:$reduce_dtype,
+    OptionalAttr<Dist_StashPoint>:$stash
   );
   let assemblyFormat = [{
     $sym_name `:` $type $kind `on` $mesh (`axes` `=` $axes^)?
     (`replicate_axes` `=` $replicate_axes^)?
     (`unsharded_dim0` `=` $unsharded_dim0^)?
     (`param_dtype` `=` $param_dtype^)?
-    (`reduce_dtype` `=` $reduce_dtype^)? attr-dict
+    (`reduce_dtype` `=` $reduce_dtype^)?
+    (`stash` `=` $stash^)? attr-dict
   }];
   let extraClassDeclaration = [{
     /// The type of the parameter's local gradient before any communication:

@@ -18,6 +18,11 @@
 
 namespace mlir::dist {
 
+/// What the no_sync micro-batches of a window stash for `param`: its `stash`
+/// when set; else, under `hsdpPartial` (the pipeline's option), the shard of
+/// a parameter with replicate axes; else the local gradient.
+StashPoint getStashPoint(ParameterOp param, bool hsdpPartial);
+
 /// One collective of a gradient sync: always a sum, followed by its wait.
 struct GradSyncStage {
   /// ReduceScatter (along dim 0) or AllReduce.
@@ -70,10 +75,27 @@ struct GradSyncPlan {
   RankedTensorType resultTypeOf(GradSyncPhase phase) const {
     return phase == GradSyncPhase::Shard ? reduced(syncedType) : syncedType;
   }
-  /// The type of the stash: the unsharded gradient, or under HSDP partial
-  /// no_sync the shard, in the reduce type.
-  RankedTensorType stashTypeOf(bool shard) const {
-    return reduced(shard ? syncedType : localGradType);
+  /// What the no_sync micro-batches of a window stash (getStashPoint).
+  StashPoint stashPoint(bool hsdpPartial) const {
+    return getStashPoint(param, hsdpPartial);
+  }
+  /// The phase a no_sync micro-batch still runs before stashing at `point`:
+  /// none for Local.
+  static std::optional<GradSyncPhase> phaseBeforeStash(StashPoint point) {
+    switch (point) {
+    case StashPoint::Local:
+      return std::nullopt;
+    case StashPoint::Shard:
+      return GradSyncPhase::Shard;
+    case StashPoint::Synced:
+      return GradSyncPhase::Full;
+    }
+    llvm_unreachable("unknown stash point");
+  }
+  /// The type of the stash at `point`, in the reduce type: the unsharded
+  /// gradient (Local), or this rank's synced part (Shard, Synced).
+  RankedTensorType stashTypeOf(StashPoint point) const {
+    return reduced(point == StashPoint::Local ? localGradType : syncedType);
   }
 };
 

@@ -64,6 +64,14 @@ struct NoSyncPipelineOptions
                      "(e.g. f32 for a bf16 model: stash, pre-averaging and "
                      "collectives in f32); empty: their element type"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> stashBudget{
+      *this, "stash-budget",
+      llvm::cl::desc("the most bytes the no_sync stashes may hold together: "
+                     "each parameter without a `stash` attribute gets the "
+                     "stash point that saves the most communication within "
+                     "it (-dist-choose-stash); -1: none, every gradient "
+                     "stashed at its default point"),
+      llvm::cl::init(-1)};
   PassOptions::Option<std::string> suffix{
       *this, "no-sync-suffix",
       llvm::cl::desc("name suffix of the no_sync backward variant"),

@@ -178,6 +178,44 @@ def DistSyncStepPass : Pass<"dist-sync-step", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def DistChooseStashPass : Pass<"dist-choose-stash", "::mlir::ModuleOp"> {
+  let summary = "choose each parameter's stash point within a memory budget";
+  let description = [{
+    No_sync saves the gradient communication of K-1 micro-batches per window
+    at the price of a stash held through the window: the unsharded local
+    gradient, for FSDP W times the sharded gradient the optimizer sees.
+    This pass gives every parameter whose gradient a function returns
+    (`dist.grad`) and that has no `stash` attribute a stash point
+    (`dist.parameter`'s `stash`), so that the stashes of all tied parameters
+    together hold at most `budget` bytes and the communication no_sync saves
+    is the most possible:
+
+    - `local`: the whole sync is skipped on micro-batches 1..K-1; the stash
+      holds the local gradient;
+    - `shard` (a parameter with `replicate_axes`): only the replicate stage
+      is skipped (HSDP partial no_sync); the stash holds the shard;
+    - `synced`: the sync runs every micro-batch, as without no_sync, and the
+      stash accumulates its result, this rank's part of the synced gradient.
+
+    Memory is the bytes of each stash (in the parameter's reduce type); what
+    a point saves is the wire bytes per rank of the sync stages it skips
+    (all_reduce 2(W-1)/W, reduce_scatter (W-1)/W of the array, each on its
+    own group), as `-dist-comm-report` counts them. A parameter's own `stash`
+    attribute is kept and its stash counted. The choice is a multiple-choice
+    knapsack solved exactly (Dist/Support/StashBudget.h; in coarser units,
+    said in the remark, only when the exact table would be too large);
+    among equally good choices the one with less memory, then the earlier
+    parameters' points, so it is deterministic. A budget below the least
+    possible (every stash at its smallest point) is an error naming that
+    least. Each choice and the totals are `dist-choose-stash` remarks
+    (`--remarks-filter=dist-choose-stash`).
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"-1",
+           "the most bytes every stash together may hold (required)">,
+  ];
+}
+
 def DistLoopNoSyncPass : Pass<"dist-loop-no-sync", "::mlir::ModuleOp"> {
   let summary = "synchronize an accumulation loop's gradients once, after it";
   let description = [{

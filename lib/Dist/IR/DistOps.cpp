@@ -457,18 +457,27 @@ static LogicalResult verifyStashType(Operation *op, FlatSymbolRefAttr paramRef,
   Type element = param.getReduceElementType();
   RankedTensorType unsharded =
       param.getUnshardedType(&symbolTable).clone(element);
-  if (type == unsharded)
-    return success();
-  // HSDP partial no_sync stashes the reduce-scattered, sharded gradient.
-  bool hybrid = !param.getReplicateAxes().empty();
   RankedTensorType sharded = param.getLocalType().clone(element);
-  if (hybrid && type == sharded)
+  // Which the parameter's stash point allows (GradSyncPlan::stashTypeOf);
+  // without one, the local gradient or, for a hybrid parameter, the shard
+  // of HSDP partial no_sync (the pipeline's hsdp-partial).
+  std::optional<StashPoint> point = param.getStash();
+  bool hybrid = !param.getReplicateAxes().empty();
+  bool allowsUnsharded = !point || *point == StashPoint::Local;
+  bool allowsSharded = point ? *point != StashPoint::Local : hybrid;
+  if ((allowsUnsharded && type == unsharded) ||
+      (allowsSharded && type == sharded))
     return success();
-  InFlightDiagnostic diag =
-      op->emitOpError() << "expected the stash of " << paramRef
-                        << " to have its unsharded gradient type " << unsharded;
-  if (hybrid)
-    diag << " or its sharded type " << sharded;
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "expected the stash of " << paramRef;
+  if (point)
+    diag << " (stash = " << stringifyStashPoint(*point) << ")";
+  diag << " to have ";
+  if (allowsUnsharded)
+    diag << "its unsharded gradient type " << unsharded
+         << (allowsSharded ? " or " : "");
+  if (allowsSharded)
+    diag << "its synced (sharded) type " << sharded;
   if (element != param.getLocalType().getElementType())
     diag << " (its reduce_dtype)";
   return diag << ", but got " << type;

@@ -205,3 +205,12 @@ LogicalResult GradSyncOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << getResult().getType();
   return success();
 }
+
+StashPoint mlir::dist::getStashPoint(ParameterOp param, bool hsdpPartial) {
+  if (std::optional<StashPoint> point = param.getStash())
+    return *point;
+  // A sync has a replicate stage exactly when the parameter has
+  // replicate_axes (getGradSyncPlan).
+  return hsdpPartial && !param.getReplicateAxes().empty() ? StashPoint::Shard
+                                                          : StashPoint::Local;
+}

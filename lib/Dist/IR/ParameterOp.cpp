@@ -117,6 +117,10 @@ ParameterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError() << "expected no conversion from f64 to bf16, which "
                            << "would round twice (through f32), but the "
                            << "parameter converts to " << what;
+  if (getStash() == StashPoint::Shard && getReplicateAxes().empty())
+    return emitOpError("expected `stash = shard` only on a parameter with "
+                       "replicate_axes (the shard is what the first of its "
+                       "two sync stages leaves), but it has none");
   if (isSharded() && getLocalType().getRank() == 0)
     return emitOpError("expected a fully_sharded parameter to have rank >= 1, "
                        "but it is a scalar");

@@ -1,9 +1,12 @@
 //===- ApplyNoSync.cpp - backward without gradient communication ----------===//
 //
 // Rewrites a backward function for the no_sync micro-batches of a
-// gradient-accumulation window: each dist.grad_sync of a returned gradient is
-// replaced by dist.stash_grad_for_fsdp of its input, right after the input's
-// producer, and the stashed gradients leave the function's results.
+// gradient-accumulation window: each returned gradient is stashed at its
+// parameter's stash point (GradSyncPlan::stashPoint) and leaves the
+// function's results. At `local` its dist.grad_sync is replaced by
+// dist.stash_grad_for_fsdp of its input, right after the input's producer;
+// at `shard` the sync's first phase stays and its result is stashed; at
+// `synced` the sync stays and its result is stashed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +76,9 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
   for (TiedGradient &t : tied) {
     assert(t.form == TiedGradient::Form::Synced && !t.consumesStash);
     removed.set(t.resultIndex);
+    // A sync that stays computes what it did: its other uses see the same.
+    if (t.plan.stashPoint(hsdpPartial) == StashPoint::Synced)
+      continue;
     refused |= refuseOtherUses(
         t.sync.getResult(),
         [&](OpOperand &use) {
@@ -121,15 +127,23 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
     return failure();
 
   // Stash right after the producer, in result order when several gradients
-  // share one; the syncs go.
+  // share one; the syncs the stash point skips go.
   llvm::DenseMap<Operation *, Operation *> lastStash;
   SmallVector<Operation *> dead;
   for (TiedGradient &t : tied) {
     auto param = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
-    Value stashed = t.firstSync().getGrad();
-    dead.push_back(t.sync);
-    if (hsdpPartial && t.plan.hasReplicateStage()) {
+    StashPoint point = t.plan.stashPoint(hsdpPartial);
+    Value stashed;
+    switch (point) {
+    case StashPoint::Local:
+      stashed = t.firstSync().getGrad();
+      dead.push_back(t.sync);
+      if (t.isSplit())
+        dead.push_back(t.shardSync);
+      break;
+    case StashPoint::Shard:
       // Keep the intra-node phase; stash its shard.
+      dead.push_back(t.sync);
       if (t.isSplit()) {
         stashed = t.shardSync.getResult();
       } else {
@@ -139,8 +153,10 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
                                      t.sync.getGrad(), param.getValue(),
                                      GradSyncPhase::Shard, t.sync.getScale());
       }
-    } else if (t.isSplit()) {
-      dead.push_back(t.shardSync);
+      break;
+    case StashPoint::Synced:
+      stashed = t.sync.getResult();
+      break;
     }
     OpBuilder builder(func.getContext());
     Operation *producer = stashed.getDefiningOp();
@@ -157,11 +173,13 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
     if (converted != stashed)
       anchor = converted.getDefiningOp();
     anchor = StashGradOp::create(builder, stashed.getLoc(), converted, param);
-    remarkPassed(anchor, passName, "stashed") << remark::add(
-        "the gradient of @{0} skips its {1} in @{2} and is stashed",
-        param.getValue(),
-        stashed == t.firstSync().getGrad() ? "sync" : "inter-node sync",
-        func.getName());
+    static constexpr StringLiteral kWhat[] = {
+        "skips its sync", "skips its inter-node sync",
+        "keeps its sync (stash = synced)"};
+    remarkPassed(anchor, passName, "stashed")
+        << remark::add("the gradient of @{0} {1} in @{2} and is stashed",
+                       param.getValue(), kWhat[static_cast<int>(point)],
+                       func.getName());
   }
 
   SmallVector<Value> kept;
@@ -207,7 +225,7 @@ struct ApplyNoSyncPass
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))
         return signalPassFailure();
-      SmallVector<TiedGradient> stashed;
+      std::vector<TiedGradient> stashed;
       bool failedAny = false;
       for (TiedGradient &t : analysis->tied) {
         if (t.form == TiedGradient::Form::Synced && !t.consumesStash) {

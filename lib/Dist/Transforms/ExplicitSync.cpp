@@ -175,6 +175,15 @@ Value mlir::dist::lookThroughStashAdd(Value value, FlatSymbolRefAttr param) {
   return nullptr;
 }
 
+Value mlir::dist::lookThroughConversions(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+      break;
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
 namespace {
 /// Matches one chain, recording the first mismatch.
 class Matcher {

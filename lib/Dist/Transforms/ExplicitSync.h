@@ -92,6 +92,10 @@ mapGradientCollectives(func::FuncOp func, SymbolTableCollection &symbolTable);
 /// returns `x`.
 Value lookThroughStashAdd(Value value, FlatSymbolRefAttr param);
 
+/// `value` without the element type conversions (arith.extf, arith.truncf)
+/// that produce it.
+Value lookThroughConversions(Value value);
+
 } // namespace mlir::dist
 
 #endif // DIST_TRANSFORMS_EXPLICITSYNC_H

@@ -187,6 +187,39 @@ static void classify(TiedGradient &tied, Value value,
                      CommunicationFinder &finder) {
   if (auto sync = value.getDefiningOp<GradSyncOp>())
     return classifySync(tied, sync);
+  // A sync step of a parameter stashed at `synced`: take_stash + its sync,
+  // added in the reduce type (-dist-sync-step).
+  FlatSymbolRefAttr param = FlatSymbolRefAttr::get(tied.param.getSymNameAttr());
+  Value sum = lookThroughConversions(value);
+  if (Value inner = lookThroughStashAdd(sum, param))
+    if (auto sync = lookThroughConversions(inner).getDefiningOp<GradSyncOp>()) {
+      classifySync(tied, sync);
+      if (tied.form != TiedGradient::Form::Synced)
+        return;
+      if (tied.consumesStash)
+        return markUnrecognized(tied, value.getDefiningOp(),
+                                "adds the stash both before and after its "
+                                "sync",
+                                true);
+      tied.consumesStash = true;
+      for (Value operand : sum.getDefiningOp()->getOperands())
+        if (auto take = operand.getDefiningOp<TakeStashOp>())
+          tied.takeAfterSync = take;
+      return;
+    }
+  // A whole window's loop that syncs each micro-batch (-dist-loop-no-sync
+  // at stash = synced): synchronized, but not by a sync the passes rewrite.
+  if (GradSyncOp inLoop = getLoopAccumulatedSync(value))
+    if (inLoop.getParamAttr() == param &&
+        inLoop.getPhase() == GradSyncPhase::Full) {
+      markUnrecognized(tied, inLoop,
+                       "is accumulated by its loop from a sync each "
+                       "micro-batch (a whole window at stash = synced): "
+                       "there is no sync to skip or to add the stash to",
+                       true);
+      tied.windowAccumulated = true;
+      return;
+    }
   if (endsLikeExplicitSync(value)) {
     // Not raised: say why it does not match.
     std::string why;
@@ -353,6 +386,8 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
       owned.insert(t.shardSync);
     if (!t.consumesStash)
       continue;
+    if (t.takeAfterSync && t.takeAfterSync->hasOneUse())
+      owned.insert(t.takeAfterSync);
     auto param = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
     for (GradSyncOp sync : {t.sync, t.shardSync}) {
       if (!sync || !lookThroughStashAdd(sync.getGrad(), param))
@@ -395,62 +430,6 @@ LogicalResult mlir::dist::refuseForeignSyncOps(func::FuncOp func,
     }
   });
   return failure(foreign);
-}
-
-LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
-                                                StringRef passName) {
-  SymbolTableCollection symbolTable;
-  // Per parameter: the first writer and taker of each meaning (false: the
-  // local gradient, true: a shard).
-  struct Uses {
-    Operation *writer[2] = {nullptr, nullptr};
-    Operation *taker[2] = {nullptr, nullptr};
-  };
-  llvm::MapVector<Attribute, Uses> byParam;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    if (func.isExternal() || !func.getBody().hasOneBlock())
-      continue;
-    CommunicationFinder finder(symbolTable, func);
-    func.walk([&](Operation *op) {
-      if (auto stash = dyn_cast<StashGradOp>(op)) {
-        bool shard = finder.findIn(stash.getGrad());
-        Operation *&slot = byParam[stash.getParamAttr()].writer[shard];
-        slot = slot ? slot : op;
-      } else if (auto take = dyn_cast<TakeStashOp>(op)) {
-        for (Operation *user : take->getUsers()) {
-          auto add = dyn_cast<arith::AddFOp>(user);
-          if (!add)
-            continue;
-          Value other =
-              add.getLhs() == take.getResult() ? add.getRhs() : add.getLhs();
-          bool shard = finder.findIn(other);
-          Operation *&slot = byParam[take.getParamAttr()].taker[shard];
-          slot = slot ? slot : op;
-        }
-      }
-    });
-  }
-  bool mismatch = false;
-  for (auto &[param, uses] : byParam)
-    for (bool shard : {false, true}) {
-      Operation *writer = uses.writer[shard];
-      Operation *taker = uses.taker[!shard];
-      if (!writer || !taker)
-        continue;
-      mismatch = true;
-      auto meaning = [](bool s) {
-        return s ? "the pre-averaged shard (hsdp-partial)"
-                 : "the local gradient";
-      };
-      InFlightDiagnostic diag =
-          emitErrorAt(writer)
-          << passName << ": the stash of " << param << " is written with "
-          << meaning(shard) << " here but taken as " << meaning(!shard)
-          << ": run the no_sync and sync-step rewrites with the same "
-             "hsdp-partial";
-      diag.attachNote(taker->getLoc()) << "taken here";
-    }
-  return failure(mismatch);
 }
 
 FailureOr<SmallVector<func::FuncOp>>

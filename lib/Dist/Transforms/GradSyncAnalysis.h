@@ -40,6 +40,9 @@ struct TiedGradient {
   GradSyncOp shardSync;
   /// The sync already adds the parameter's stash (a sync step).
   bool consumesStash = false;
+  /// The stash added to the sync's result rather than to its input (a sync
+  /// step of a parameter stashed at `synced`).
+  TakeStashOp takeAfterSync;
 
   // Unrecognized.
   std::string reason;
@@ -49,6 +52,9 @@ struct TiedGradient {
   /// skipping or adding a sync would change the program, so every pass
   /// refuses it.
   bool derivedFromCommunication = false;
+  /// The result of a loop that adds its parameter's full sync each
+  /// iteration: already the window's synced gradient.
+  bool windowAccumulated = false;
 
   /// The op that reads the local gradient: the first sync of the chain.
   GradSyncOp firstSync() { return shardSync ? shardSync : sync; }
@@ -57,7 +63,7 @@ struct TiedGradient {
 
 struct GradSyncAnalysis {
   func::ReturnOp ret;
-  SmallVector<TiedGradient> tied;
+  std::vector<TiedGradient> tied;
 
   bool hasForm(TiedGradient::Form form) const {
     return llvm::any_of(tied,
@@ -108,12 +114,15 @@ LogicalResult refuseForeignSyncOps(func::FuncOp func,
                                    StringRef passName);
 
 /// Every stash of a parameter in `module` must be written and taken with one
-/// meaning: the rank-local gradient (full no_sync), or the pre-averaged
-/// shard after the intra-node reduce-scatter (hsdp-partial). A stash written
-/// one way and taken the other (-apply-no-sync and -dist-sync-step run with
-/// different hsdp-partial) would add (1/W)-scaled shards to local gradients;
-/// it is an error at the writer, with a note at the taker. A value means a
-/// shard when it is computed from communication.
+/// meaning, its stash point: the rank-local gradient, the pre-averaged shard
+/// after the intra-node reduce-scatter, or the synced gradient. A stash
+/// written one way and taken another (-apply-no-sync and -dist-sync-step run
+/// with different hsdp-partial, or a `stash` attribute changed between them)
+/// would add (1/W)-scaled shards to local gradients; it is an error at the
+/// writer, with a note at the taker. A value means a shard when it is a
+/// shard-phase dist.grad_sync or otherwise computed from communication, the
+/// synced gradient when it is a full or replicate-phase dist.grad_sync
+/// (through element type conversions).
 LogicalResult checkStashConsistency(ModuleOp module, StringRef passName);
 
 /// The func.funcs of `module` a pass with a `functions` option works on: the
@@ -132,22 +141,24 @@ LogicalResult refuseCallers(func::FuncOp func, Operation *module,
                             bool allowCalls = false);
 
 /// Rewrites `func` so that the `tied` gradients (all Synced, none consuming
-/// the stash) are stashed instead of communicated and leave the results;
-/// `func.call`s in `module` are updated. Under `hsdpPartial` a sync with a
-/// replicate stage keeps its shard phase and stashes the shard. Fails, with
-/// an error emitted and nothing changed, when a synced gradient has a use
-/// besides its return (skipping the sync would change that use) or a caller
-/// uses a removed result.
-/// Each stash is reported as a `passed` remark of `passName`.
+/// the stash) are stashed and leave the results; `func.call`s in `module` are
+/// updated. Each is stashed at its parameter's stash point
+/// (GradSyncPlan::stashPoint, `hsdpPartial` being the pipeline's option):
+/// the local gradient instead of its sync; the shard, keeping the sync's
+/// shard phase; or the synced gradient, keeping the sync. Fails, with an
+/// error emitted and nothing changed, when a sync that goes has a use besides
+/// its return (skipping it would change that use) or a caller uses a removed
+/// result. Each stash is reported as a `passed` remark of `passName`.
 LogicalResult rewriteToNoSync(func::FuncOp func,
                               MutableArrayRef<TiedGradient> tied,
                               bool hsdpPartial, Operation *module,
                               StringRef passName);
 
-/// Rewrites each Synced tied gradient that does not consume the stash yet so
-/// that its sync reads `take_stash + g` (under `hsdpPartial`, with a replicate
-/// stage: the replicate phase reads `take_stash + shard`). Returns how many
-/// changed.
+/// Rewrites each Synced tied gradient that does not consume the stash yet to
+/// add the stash where its no_sync variant took it (its stash point): its
+/// sync reads `take_stash + g`; its replicate phase reads `take_stash +
+/// shard`; or its sync's result becomes `take_stash + synced`. Returns how
+/// many changed.
 unsigned rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
                            bool hsdpPartial);
 

@@ -58,7 +58,7 @@ struct DistInsertGradSyncPass
     for (TiedGradient &t : analysis->tied) {
       if (t.form == TiedGradient::Form::Local)
         local.push_back(&t);
-      if (t.form != TiedGradient::Form::Unrecognized)
+      if (t.form != TiedGradient::Form::Unrecognized || t.windowAccumulated)
         continue;
       reportTiedGradient(func, *analysis, t, "dist-insert-grad-sync",
                          /*asWarning=*/false);

@@ -15,8 +15,10 @@
 // accumulates the local gradients (unsharded, from zeros) and the chain runs
 // once on the accumulator after the loop (XLA's
 // WhileLoopAllReduceCodeMotion). An accumulator that did not start from
-// zeros gets its start added back. Under hsdp-partial the chain's first
-// stage (the intra-node reduce-scatter) stays in the loop.
+// zeros gets its start added back. A parameter stashed at `shard`
+// (hsdp-partial) keeps the chain's first stage (the intra-node
+// reduce-scatter) in the loop; one stashed at `synced` keeps its whole loop,
+// which already accumulates synced gradients (GradSyncPlan::stashPoint).
 //
 // A loop result returned as a tied gradient is the window's gradient: if
 // what it accumulates is computed from communication but cannot be moved
@@ -285,14 +287,15 @@ static void moveAfterLoop(scf::ForOp loop, unsigned index, Operation *add,
 struct DistLoopNoSyncPass
     : public dist::impl::DistLoopNoSyncPassBase<DistLoopNoSyncPass> {
   // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
-  int64_t numMoved = 0;
+  int64_t numMoved = 0, numKept = 0;
 
   using Base::Base;
 
   void runOnOperation() override {
-    numMoved = 0;
+    numMoved = numKept = 0;
     runPass();
-    remarkCounts(getOperation(), getArgument(), {{"moved", numMoved}});
+    remarkCounts(getOperation(), getArgument(),
+                 {{"moved", numMoved}, {"kept", numKept}});
   }
 
   void runPass() {
@@ -324,8 +327,15 @@ struct DistLoopNoSyncPass
         Refusal refusal;
         if (failed(raiseInLoop(loop, i, param, symbols)))
           continue;
-        if (succeeded(
-                rewrite(loop, i, bool(param), symbols, finder, refusal))) {
+        // The parameter's stash point; a loop that is not a tied gradient
+        // keeps hsdp-partial's first stage in the loop.
+        StashPoint point =
+            hsdpPartial ? StashPoint::Shard : StashPoint::Local;
+        if (param)
+          point = getStashPoint(lookupParameter(loop, param, &symbols),
+                                hsdpPartial);
+        if (succeeded(rewrite(loop, i, bool(param), point, symbols, finder,
+                              refusal))) {
           moved |= bool(param);
           continue;
         }
@@ -385,7 +395,7 @@ struct DistLoopNoSyncPass
   /// leave is a full sync split in its two phases (hsdp-partial), the same
   /// program.
   LogicalResult rewrite(scf::ForOp loop, unsigned index, bool tied,
-                        SymbolTableCollection &symbols,
+                        StashPoint point, SymbolTableCollection &symbols,
                         CommunicationFinder &finder, Refusal &refusal) {
     Block *body = loop.getBody();
     BlockArgument acc = loop.getRegionIterArg(index);
@@ -431,7 +441,7 @@ struct DistLoopNoSyncPass
     SyncChain chain = walkChain(added, body, refusal);
     if (refusal.at)
       return failure();
-    if (hsdpPartial)
+    if (point == StashPoint::Shard)
       keepFirstStage(chain, symbols);
     if (!chain.communicates || chain.ops.empty()) {
       // A wait of a max/min/prod collective: name the collective.
@@ -470,6 +480,12 @@ struct DistLoopNoSyncPass
                     "parameter's synchronized gradient; add it after the "
                     "window";
       return failure();
+    }
+    // At `synced` the loop already accumulates what it should: checked
+    // like a loop to move (its gradient is the window's), left as it is.
+    if (point == StashPoint::Synced) {
+      ++numKept;
+      return success();
     }
     moveAfterLoop(loop, index, add, chain, clones);
     ++numMoved;

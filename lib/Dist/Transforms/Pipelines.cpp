@@ -17,6 +17,12 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
     reduce.dtype = options.reduceDtype;
     pm.addPass(createDistSetReduceDtypePass(reduce));
   }
+  // After the reduce dtype, which sizes the stashes.
+  if (options.stashBudget != -1) {
+    DistChooseStashPassOptions choose;
+    choose.budget = options.stashBudget;
+    pm.addPass(createDistChooseStashPass(choose));
+  }
   pm.addPass(createDistExpandSynchronizePass());
   DistLoopNoSyncPassOptions loops;
   loops.hsdpPartial = options.hsdpPartial;

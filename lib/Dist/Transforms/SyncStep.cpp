@@ -2,7 +2,9 @@
 //
 // The last micro-batch of a window communicates the stash together with its
 // own gradient: each dist.grad_sync now reads take_stash + g, so a window
-// costs one round of gradient communication, not two.
+// costs one round of gradient communication, not two. A parameter stashed
+// at `shard` adds it before its replicate phase; one stashed at `synced`
+// adds it to its sync's result (GradSyncPlan::stashPoint).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,26 @@ static void addStashBefore(Operation *reader, Value value,
   reader->replaceUsesOfWith(value, sum);
 }
 
+/// Makes every use of `sync`'s result read `take_stash(@param) + result`,
+/// added in the reduce type and converted back.
+static void addStashAfter(GradSyncOp sync, FlatSymbolRefAttr param,
+                          const GradSyncPlan &plan) {
+  OpBuilder builder(sync->getContext());
+  builder.setInsertionPointAfter(sync);
+  Location loc = sync.getLoc();
+  Value synced = sync.getResult();
+  RankedTensorType type = plan.stashTypeOf(StashPoint::Synced);
+  Value converted =
+      convertElements(builder, loc, synced, type.getElementType());
+  auto take = TakeStashOp::create(builder, loc, type, param);
+  Value sum = arith::AddFOp::create(builder, loc, take, converted);
+  Value back =
+      convertElements(builder, loc, sum, plan.syncedType.getElementType());
+  Operation *reader = converted == synced ? sum.getDefiningOp()
+                                          : converted.getDefiningOp();
+  synced.replaceAllUsesExcept(back, reader);
+}
+
 unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
                                        bool hsdpPartial) {
   unsigned changed = 0;
@@ -47,7 +69,13 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
     if (t.form != TiedGradient::Form::Synced || t.consumesStash)
       continue;
     auto param = FlatSymbolRefAttr::get(t.param.getSymNameAttr());
-    if (hsdpPartial && t.plan.hasReplicateStage()) {
+    switch (t.plan.stashPoint(hsdpPartial)) {
+    case StashPoint::Local: {
+      GradSyncOp first = t.firstSync();
+      addStashBefore(first, first.getGrad(), param, t.plan);
+      break;
+    }
+    case StashPoint::Shard: {
       // The no_sync variant stashed the shard: add it before the replicate
       // phase, splitting a full sync in two.
       GradSyncOp replicate = t.sync;
@@ -66,11 +94,16 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
                                param.getValue(), GradSyncPhase::Replicate);
         t.sync.replaceAllUsesWith(replicate.getResult());
         t.sync.erase();
+        t.sync = replicate;
       }
       addStashBefore(replicate, shard, param, t.plan);
-    } else {
-      GradSyncOp first = t.firstSync();
-      addStashBefore(first, first.getGrad(), param, t.plan);
+      break;
+    }
+    case StashPoint::Synced:
+      // The no_sync variant stashed its synced gradients: syncs are linear,
+      // so sync(g) + sum_k sync(g_k) is the window's synced gradient.
+      addStashAfter(t.sync, param, t.plan);
+      break;
     }
     ++changed;
   }

@@ -321,7 +321,7 @@ func.func @stash_sharded_shape(%g: tensor<4x3xf32>) {
 dist.mesh @m shape = [2, 2]
 dist.parameter @p : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
 func.func @stash_hybrid_shape(%g: tensor<4x6xf32>) {
-  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<8x3xf32>' or its sharded type 'tensor<4x3xf32>', but got 'tensor<4x6xf32>'}}
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<8x3xf32>' or its synced (sharded) type 'tensor<4x3xf32>', but got 'tensor<4x6xf32>'}}
   dist.stash_grad_for_fsdp %g for @p : tensor<4x6xf32>
   return
 }

@@ -1,0 +1,100 @@
+//===- StashOptions.cpp - what each stash point costs and saves ----------===//
+
+#include "StashOptions.h"
+
+#include "Dist/IR/CollectiveTraits.h"
+#include "Dist/IR/Diagnostics.h"
+#include "Dist/IR/DistDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::dist;
+
+/// Wire bytes per rank of `stages`, each a collective of its input array;
+/// std::nullopt when an input has no byte size.
+static std::optional<double> wireBytesOf(ArrayRef<GradSyncStage> stages) {
+  double wire = 0;
+  for (const GradSyncStage &stage : stages) {
+    std::optional<int64_t> bytes = getTensorBytes(stage.inputType);
+    if (!bytes)
+      return std::nullopt;
+    wire += double(*bytes) *
+            getCollectiveTraits(stage.kind).wireFactor(stage.groupSize);
+  }
+  return wire;
+}
+
+/// What a no_sync micro-batch no longer sends when stashing at `point`.
+static std::optional<double> savedAt(const GradSyncPlan &plan,
+                                     StashPoint point) {
+  switch (point) {
+  case StashPoint::Local:
+    return wireBytesOf(plan.stages);
+  case StashPoint::Shard:
+    return wireBytesOf(plan.stagesOf(GradSyncPhase::Replicate));
+  case StashPoint::Synced:
+    return 0.0;
+  }
+  llvm_unreachable("unknown stash point");
+}
+
+FailureOr<std::vector<StashCandidate>>
+mlir::dist::getStashCandidates(ModuleOp module, StringRef passName) {
+  llvm::DenseSet<StringAttr> tied;
+  module.walk([&](func::FuncOp func) {
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
+              i, DistDialect::getGradAttrName()))
+        tied.insert(ref.getAttr());
+  });
+  SymbolTableCollection symbolTable;
+  std::vector<StashCandidate> candidates;
+  for (auto param : module.getOps<ParameterOp>()) {
+    if (!tied.contains(param.getSymNameAttr()))
+      continue;
+    StashCandidate candidate;
+    candidate.param = param;
+    std::string why;
+    FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
+    if (failed(plan))
+      return emitErrorAt(param)
+             << passName << ": the gradient of "
+             << SymbolRefAttr::get(param.getSymNameAttr())
+             << " cannot be synchronized: " << why;
+    candidate.plan = *plan;
+    SmallVector<StashPoint, 3> points = {StashPoint::Local};
+    if (plan->hasReplicateStage())
+      points.push_back(StashPoint::Shard);
+    points.push_back(StashPoint::Synced);
+    if (std::optional<StashPoint> fixed = param.getStash()) {
+      points = {*fixed};
+      candidate.fixed = true;
+    }
+    for (StashPoint point : points) {
+      std::optional<int64_t> bytes =
+          getTensorBytes(plan->stashTypeOf(point));
+      std::optional<double> saved = savedAt(*plan, point);
+      if (!bytes || !saved)
+        return emitErrorAt(param)
+               << passName << ": cannot count the bytes of the stash of "
+               << SymbolRefAttr::get(param.getSymNameAttr()) << " ("
+               << plan->stashTypeOf(point) << ") or of its sync";
+      candidate.options.push_back({point, {*bytes, *saved}});
+    }
+    candidates.push_back(std::move(candidate));
+  }
+  return candidates;
+}
+
+std::vector<budget::Item>
+mlir::dist::toBudgetItems(ArrayRef<StashCandidate> candidates) {
+  std::vector<budget::Item> items;
+  for (const StashCandidate &candidate : candidates) {
+    budget::Item &item = items.emplace_back();
+    for (const StashOption &option : candidate.options)
+      item.push_back(option.cost);
+  }
+  return items;
+}
