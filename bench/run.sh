@@ -4,7 +4,8 @@
 # lowering (compile_time.json/.png), the
 # runtime against raw MPI (runtime_vs_mpi.json), and step throughput and
 # memory with and without no_sync (step_throughput.json/.png), gather bytes
-# and memory with and without keep-gathered (keep_gathered.json), buckets
+# and memory with and without keep-gathered (keep_gathered.json), the stash
+# memory against gradient traffic curve (stash_budget.json/.png/.txt), buckets
 # and the overlap schedule on and off (overlap.txt, overlap_trace.png) and
 # the progress of in-flight collectives (progress_overlap.txt), and dist
 # against PyTorch DDP (vs_pytorch.json/.png; Debian's python3-torch, with the
@@ -32,6 +33,9 @@ echo "== runtime against raw MPI (2 ranks)"
   --json "$out/runtime_vs_mpi.json"
 echo "== keep-gathered: gather bytes and memory per window (comm report; ToyModel run on 2 ranks)"
 python3 "$root/bench/keep_gathered.py" --build "$build" --run --json "$out/keep_gathered.json"
+echo "== stash memory against gradient traffic (comm report; Llama-2-7B shapes, W = 8, K = 4)"
+python3 "$root/bench/stash_budget.py" --build "$build" --json "$out/stash_budget.json" \
+  --png "$out/stash_budget.png" | tee "$out/stash_budget.txt"
 echo "== buckets and overlap schedule on and off (2 ranks, K = 4)"
 python3 "$root/bench/overlap.py" --build "$build" --reps "${OVERLAP_REPS:-3}" | tee "$out/overlap.txt"
 echo "== one sync step's timeline (wide MLP, DIST_TRACE)"

@@ -25,13 +25,13 @@
 // MLP: arith.cmpi eq, %[[RANK]]
 // MLP: %[[S2:.*]] = dist.take_stash @w2 : tensor<8x24xf32>
 // MLP: %[[A2:.*]] = arith.addf %[[S2]], %{{.*}} : tensor<8x24xf32>
-// MLP: %[[F2:.*]] = dist.all_reduce %[[A2]] on @world reduction = sum : tensor<8x24xf32>
+// MLP: %[[F2:.*]] = dist.all_reduce %[[A2]] on @world reduction = sum {dist.grad_of = [@w2]} : tensor<8x24xf32>
 // MLP: dist.take_stash @b2
-// MLP: dist.all_reduce {{.*}} reduction = sum : tensor<8xf32>
+// MLP: dist.all_reduce {{.*}} reduction = sum {dist.grad_of = [@b2]} : tensor<8xf32>
 // MLP: dist.take_stash @w1
-// MLP: dist.all_reduce {{.*}} reduction = sum : tensor<24x12xf32>
+// MLP: dist.all_reduce {{.*}} reduction = sum {dist.grad_of = [@w1]} : tensor<24x12xf32>
 // MLP: dist.take_stash @b1
-// MLP: dist.all_reduce {{.*}} reduction = sum : tensor<24xf32>
+// MLP: dist.all_reduce {{.*}} reduction = sum {dist.grad_of = [@b1]} : tensor<24xf32>
 // Each is issued as its gradient is ready and waited on at the end.
 // MLP: dist.wait %[[F2]]
 // MLP: return

@@ -9,11 +9,12 @@ dist.parameter @b : tensor<16xf32> replicated on @world
 // CHECK-SAME: (%[[GW:.*]]: tensor<16x12xf32>, %[[GB:.*]]: tensor<16xf32>)
 // CHECK: %[[C4:.*]] = arith.constant dense<4.000000e+00> : tensor<16x12xf32>
 // CHECK: %[[D:.*]] = arith.divf %[[GW]], %[[C4]] : tensor<16x12xf32>
-// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[D]] on @world reduction = sum scatter_axis = 0 : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+// Each collective is tagged with the parameter whose gradient it syncs.
+// CHECK: %[[RS:.*]] = dist.reduce_scatter %[[D]] on @world reduction = sum scatter_axis = 0 {dist.grad_of = [@w]} : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
 // CHECK: %[[SW:.*]] = dist.wait %[[RS]]
 // CHECK: %[[C4B:.*]] = arith.constant dense<4.000000e+00> : tensor<16xf32>
 // CHECK: %[[DB:.*]] = arith.divf %[[GB]], %[[C4B]] : tensor<16xf32>
-// CHECK: %[[AR:.*]] = dist.all_reduce %[[DB]] on @world reduction = sum : tensor<16xf32>
+// CHECK: %[[AR:.*]] = dist.all_reduce %[[DB]] on @world reduction = sum {dist.grad_of = [@b]} : tensor<16xf32>
 // CHECK: %[[SB:.*]] = dist.wait %[[AR]]
 // CHECK: return %[[SW]], %[[SB]]
 // RECIP-LABEL: func.func @plain
@@ -38,9 +39,9 @@ dist.parameter @w : tensor<4x12xf32> fully_sharded on @hsdp axes = [1]
 // CHECK-LABEL: func.func @hybrid
 // CHECK: arith.constant dense<8.000000e+00> : tensor<16x12xf32>
 // CHECK: arith.divf
-// CHECK: %[[RS:.*]] = dist.reduce_scatter %{{.*}} on @hsdp axes = [1] reduction = sum scatter_axis = 0 : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+// CHECK: %[[RS:.*]] = dist.reduce_scatter %{{.*}} on @hsdp axes = [1] reduction = sum scatter_axis = 0 {dist.grad_of = [@w]} : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
 // CHECK: %[[S:.*]] = dist.wait %[[RS]]
-// CHECK: %[[AR:.*]] = dist.all_reduce %[[S]] on @hsdp axes = [0] reduction = sum : tensor<4x12xf32>
+// CHECK: %[[AR:.*]] = dist.all_reduce %[[S]] on @hsdp axes = [0] reduction = sum {dist.grad_of = [@w]} : tensor<4x12xf32>
 // CHECK: %[[R:.*]] = dist.wait %[[AR]]
 // CHECK: return %[[R]]
 func.func @hybrid(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {

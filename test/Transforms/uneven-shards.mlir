@@ -27,7 +27,7 @@ func.func @forward(%w: tensor<2x3xf32> {dist.param = @p}) -> tensor<6x3xf32> {
 // GRAD: %[[P:.*]] = tensor.pad %[[D]] low[0, 0] high[2, 0]
 // GRAD: tensor.yield %[[Z]] : f32
 // GRAD: } : tensor<6x3xf32> to tensor<8x3xf32>
-// GRAD: dist.reduce_scatter %[[P]] on @m reduction = sum scatter_axis = 0 : tensor<8x3xf32> -> !dist.future<tensor<2x3xf32>>
+// GRAD: dist.reduce_scatter %[[P]] on @m reduction = sum scatter_axis = 0 {dist.grad_of = [@p]} : tensor<8x3xf32> -> !dist.future<tensor<2x3xf32>>
 func.func @backward(%g: tensor<6x3xf32>) -> (tensor<2x3xf32> {dist.grad = @p}) {
   %0 = dist.grad_sync %g for @p : tensor<6x3xf32> -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>

@@ -87,7 +87,10 @@ def DistExpandGradSyncPass
     Expands `dist.grad_sync` from its parameter's description, the one place
     the structure of a gradient sync is written: pre-averaging by 1/W (phases
     `full` and `shard`), then for each stage of the phase a sum collective
-    and its wait.
+    and its wait. Each collective carries `dist.grad_of = [@param]`, which
+    `-dist-comm-report` and `-dist-bucket-collectives` read to count it as
+    gradient traffic wherever the sync is (in a loop, in a no_sync variant
+    feeding a stash, before a sync step's stash add).
 
     ```mlir
     %s = dist.grad_sync %g for @w : tensor<16x12xf32> -> tensor<8x12xf32>
@@ -95,6 +98,7 @@ def DistExpandGradSyncPass
     %c = arith.constant dense<2.0> : tensor<16x12xf32>
     %d = arith.divf %g, %c : tensor<16x12xf32>
     %f = dist.reduce_scatter %d on @world reduction = sum scatter_axis = 0
+        {dist.grad_of = [@w]}
         : tensor<16x12xf32> -> !dist.future<tensor<8x12xf32>>
     %s = dist.wait %f : !dist.future<tensor<8x12xf32>>
     ```
@@ -410,7 +414,9 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     unsharded array: the all-gather result, the reduce-scatter input, the
     all-reduce input) and the bytes each rank sends on a ring (bytes x
     (W-1)/W for all-gather and reduce-scatter, x 2(W-1)/W for all-reduce).
-    Collectives in a gradient-sync chain are counted as gradient traffic.
+    Collectives tagged `dist.grad_of` (by `-dist-expand-grad-sync`, or a
+    bucket of them), `dist.grad_sync` and explicit gradient-sync chains a
+    function returns are counted as gradient traffic.
 
     Per window of K micro-batches every function runs once per micro-batch.
     Always-sync runs all of it K times. For no_sync: when the module holds a
@@ -418,7 +424,20 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     `-dist-grad-accumulation`) the variant runs K-1 times and `@f` once;
     otherwise the gradient traffic is counted once and the rest K times. The
     two-round scheme of Thunder communicates the gradients once more (the
-    stash at the end of no_sync, then the last micro-batch's own sync).
+    stash at the end of no_sync, then the last micro-batch's own sync),
+    through the stages the no_sync micro-batches skipped (none for a
+    `synced` stash, the replicate all-reduce for `shard`).
+
+    The curve of stash memory against gradient traffic per window: from
+    every tied parameter at its smallest stash (`synced` for FSDP:
+    always-sync's traffic) to every one at `local`, `-dist-choose-stash`'s
+    best choice at 16 evenly spaced budgets, each line the stash bytes, the
+    gradient wire bytes per rank of a window (K times every tied sync, less
+    K-1 times what a no_sync micro-batch no longer sends) and how many
+    parameters are at `local`, `shard` and `synced`; the module's own point
+    (each parameter's `stash`, `local` without one) is marked `chosen`. Its
+    all-local end is the one-round no_sync total of the gradient
+    collectives. Skipped, with the reason, without a tied parameter.
 
     Kept gathers (`dist.gather_kept`, `-dist-keep-gathered`) communicate only
     when nothing is kept, so they are followed through the window in program

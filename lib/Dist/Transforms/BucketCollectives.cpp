@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <list>
 
@@ -64,7 +65,10 @@ struct Member {
   CollectiveOpInterface collective;
   WaitOp wait;
   int64_t elements; // of the input
-  StringRef gradientOf;
+  /// The parameters whose gradient it syncs: its `dist.grad_of` (from
+  /// -dist-expand-grad-sync, or a bucket's), else the explicit chain a
+  /// function returns; empty when not a gradient sync.
+  SmallVector<Attribute, 1> gradientOf;
 };
 
 struct Bucket {
@@ -262,7 +266,14 @@ struct DistBucketCollectivesPass
         (isa<ReduceScatterOp>(op) && input.getNumElements() % *w != 0))
       return std::nullopt;
     groupSize = *w;
-    return Member{collective, wait, input.getNumElements(), grads.lookup(op)};
+    Member member{collective, wait, input.getNumElements(), {}};
+    if (auto tag =
+            op->getAttrOfType<ArrayAttr>(DistDialect::getGradOfAttrName()))
+      llvm::append_range(member.gradientOf, tag.getValue());
+    else if (StringRef param = grads.lookup(op); !param.empty())
+      member.gradientOf.push_back(
+          FlatSymbolRefAttr::get(op->getContext(), param));
+    return member;
   }
 
   void runOn(Block &block, SymbolTableCollection &symbols,
@@ -359,16 +370,15 @@ struct DistBucketCollectivesPass
     OpBuilder b(last);
     Operation *collective = nullptr;
     SmallVector<Value> results = combine(b, bucket, collective);
-    SmallVector<Attribute> grads;
+    llvm::SetVector<Attribute> grads;
     bool allGradients = true;
     for (Member &m : bucket.members) {
       allGradients &= !m.gradientOf.empty();
-      if (!m.gradientOf.empty())
-        grads.push_back(FlatSymbolRefAttr::get(b.getContext(), m.gradientOf));
+      grads.insert_range(m.gradientOf);
     }
     if (allGradients)
       collective->setAttr(DistDialect::getGradOfAttrName(),
-                          b.getArrayAttr(grads));
+                          b.getArrayAttr(grads.getArrayRef()));
     SmallVector<Operation *> tail;
     for (Operation *op = collective->getNextNode(); op != last;
          op = op->getNextNode())

@@ -5,6 +5,7 @@
 #include "Dist/IR/DistOps.h"
 #include "Dist/Transforms/Passes.h"
 #include "ExplicitSync.h"
+#include "StashCurve.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -88,10 +89,11 @@ struct DistCommReportPass
       emitErrorAt(getOperation()) << "dist-comm-report: " << error;
       return signalPassFailure();
     }
+    StashCurve curve = computeStashCurve(getOperation(), microBatches);
     if (format == "json")
-      printJson(rows, file->os());
+      printJson(rows, curve, file->os());
     else
-      printText(rows, file->os());
+      printText(rows, curve, file->os());
     file->keep();
     markAllAnalysesPreserved();
   }
@@ -186,13 +188,18 @@ struct DistCommReportPass
           if (traits.fullTensorIsResult())
             full = cast<RankedTensorType>(
                 collective.getResult().getType().getValueType());
-          std::string param = gradientOf.lookup(op).str();
-          // A bucket of gradient syncs (-dist-bucket-collectives).
+          // The tag -dist-expand-grad-sync writes (a bucket's lists its
+          // members'), wherever the sync is: in a loop, in a no_sync variant
+          // feeding a stash, before a sync step's stash add. Else an
+          // explicit chain the function returns.
+          std::string param;
           if (auto list = op->getAttrOfType<ArrayAttr>(
                   DistDialect::getGradOfAttrName()))
             for (Attribute p : list)
               param += (param.empty() ? "" : ",") +
                        cast<FlatSymbolRefAttr>(p).getValue().str();
+          else
+            param = gradientOf.lookup(op).str();
           added = addRow(rows, func, op, traits,
                          collective.getGroupSize(&symbolTable), full, param);
         } else if (auto sync = dyn_cast<GradSyncOp>(op)) {
@@ -246,7 +253,7 @@ struct DistCommReportPass
     return success();
   }
 
-  void printText(ArrayRef<Row> rows, raw_ostream &os) {
+  void printText(ArrayRef<Row> rows, const StashCurve &curve, raw_ostream &os) {
     os << "dist communication report (K = " << microBatches
        << " micro-batches per window)\n";
     os << llvm::formatv(
@@ -279,6 +286,11 @@ struct DistCommReportPass
                             ? 100.0 * (totals[0].bytes - totals[1].bytes) /
                                   totals[0].bytes
                             : 0.0);
+    Totals gradients = model().gradients(rows, AlwaysSync);
+    printStashCurve(curve,
+                    gradients.calls ? std::optional<double>(gradients.wire)
+                                    : std::nullopt,
+                    os);
     if (llvm::none_of(rows, [](const Row &r) { return !r.kept.empty(); }))
       return;
     Totals without = model().gathers(rows, true),
@@ -304,7 +316,7 @@ struct DistCommReportPass
                         run.held, run.heldBeyondShards);
   }
 
-  void printJson(ArrayRef<Row> rows, raw_ostream &os) {
+  void printJson(ArrayRef<Row> rows, const StashCurve &curve, raw_ostream &os) {
     llvm::json::Array collectives;
     for (const Row &row : rows) {
       if (row.release)
@@ -344,7 +356,8 @@ struct DistCommReportPass
              {"all_gather_without", total(model().gathers(rows, true))},
              {"all_gather_with", total(model().gathers(rows, false))},
              {"held_bytes", run.held},
-             {"held_bytes_beyond_shards", run.heldBeyondShards}}}};
+             {"held_bytes_beyond_shards", run.heldBeyondShards}}},
+        {"stash_curve", stashCurveToJson(curve)}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
   }
 };

@@ -29,7 +29,26 @@ bool WindowModel::hasVariant(StringRef name) const {
   return functions.contains((name + llvm::Twine(suffix)).str());
 }
 
-std::array<int64_t, 3> WindowModel::timesPerWindow(const Row &row) const {
+/// The parameters of a row's `param` (a bucket's are comma-separated).
+static SmallVector<StringRef> paramsOf(const Row &row) {
+  SmallVector<StringRef> params;
+  if (!row.param.empty())
+    StringRef(row.param).split(params, ',');
+  return params;
+}
+
+llvm::StringSet<> WindowModel::stagesInVariants(ArrayRef<Row> rows) const {
+  llvm::StringSet<> stages;
+  for (const Row &row : rows)
+    if (baseOf(row.function) != row.function)
+      for (StringRef param : paramsOf(row))
+        stages.insert((row.kind + " " + param).str());
+  return stages;
+}
+
+std::array<int64_t, 3>
+WindowModel::timesPerWindow(const Row &row,
+                            const llvm::StringSet<> &inVariants) const {
   int64_t k = microBatches;
   bool gradient = !row.param.empty();
   if (row.calls > 1 || windowFunctions.contains(row.function)) {
@@ -40,8 +59,14 @@ std::array<int64_t, 3> WindowModel::timesPerWindow(const Row &row) const {
   }
   if (baseOf(row.function) != row.function)
     return {0, k - 1, k - 1};
-  if (hasVariant(row.function))
-    return {k, 1, gradient ? 2 : 1};
+  if (hasVariant(row.function)) {
+    // The second round sends what the stash holds through the stages the
+    // no_sync micro-batches skipped (a bucket: when any member's was).
+    bool skipped = llvm::any_of(paramsOf(row), [&](StringRef param) {
+      return !inVariants.contains((row.kind + " " + param).str());
+    });
+    return {k, 1, skipped ? 2 : 1};
+  }
   return {k, gradient ? 1 : k, gradient ? 2 : k};
 }
 
@@ -95,10 +120,11 @@ KeptRun WindowModel::simulateKept(ArrayRef<Row> rows, Schedule schedule) const {
 
 std::array<Totals, 3> WindowModel::window(ArrayRef<Row> rows) const {
   std::array<Totals, 3> totals;
+  llvm::StringSet<> inVariants = stagesInVariants(rows);
   for (const Row &row : rows) {
     if (!row.kept.empty())
       continue;
-    std::array<int64_t, 3> times = timesPerWindow(row);
+    std::array<int64_t, 3> times = timesPerWindow(row, inVariants);
     for (int i = 0; i < 3; ++i)
       totals[i].add(row.bytes, row.wireBytes, times[i]);
   }
@@ -109,10 +135,12 @@ std::array<Totals, 3> WindowModel::window(ArrayRef<Row> rows) const {
 
 Totals WindowModel::gathers(ArrayRef<Row> rows, bool keptAsPlain) const {
   Totals totals;
+  llvm::StringSet<> inVariants = stagesInVariants(rows);
   for (const Row &row : rows)
     if (row.kind == "all_gather" ||
         (keptAsPlain && !row.kept.empty() && !row.release))
-      totals.add(row.bytes, row.wireBytes, timesPerWindow(row)[NoSync]);
+      totals.add(row.bytes, row.wireBytes,
+                 timesPerWindow(row, inVariants)[NoSync]);
   if (!keptAsPlain)
     totals.merge(simulateKept(rows, NoSync).gathers);
   return totals;
@@ -124,4 +152,14 @@ size_t WindowModel::numKept(ArrayRef<Row> rows) {
     if (row.keeps)
       names.insert(row.kept);
   return names.size();
+}
+
+Totals WindowModel::gradients(ArrayRef<Row> rows, Schedule schedule) const {
+  Totals totals;
+  llvm::StringSet<> inVariants = stagesInVariants(rows);
+  for (const Row &row : rows)
+    if (!row.param.empty() && row.kept.empty())
+      totals.add(row.bytes, row.wireBytes,
+                 timesPerWindow(row, inVariants)[schedule]);
+  return totals;
 }

@@ -101,13 +101,21 @@ public:
   KeptRun simulateKept(ArrayRef<Row> rows, Schedule schedule) const;
   /// The parameters kept (by a keeping dist.gather_kept).
   static size_t numKept(ArrayRef<Row> rows);
+  /// The gradient collectives' (rows with a `param`) share of window().
+  Totals gradients(ArrayRef<Row> rows, Schedule schedule) const;
 
 private:
   /// The function `name` is a no_sync variant of, or `name` itself.
   StringRef baseOf(StringRef name) const;
   bool hasVariant(StringRef name) const;
   /// How many times `row` runs per window under each schedule.
-  std::array<int64_t, 3> timesPerWindow(const Row &row) const;
+  /// `inVariants` holds "kind param" for each gradient stage a no_sync
+  /// variant still runs (a `shard` or `synced` stash): the two-round scheme
+  /// has nothing of such a stage left to send when no_sync ends.
+  std::array<int64_t, 3>
+  timesPerWindow(const Row &row, const llvm::StringSet<> &inVariants) const;
+  /// `inVariants` of `rows`.
+  llvm::StringSet<> stagesInVariants(ArrayRef<Row> rows) const;
 
   std::vector<std::string> functionOrder;
   llvm::StringSet<> functions, windowFunctions;

@@ -2,11 +2,12 @@
 //
 // Writes out each dist.grad_sync from its parameter's GradSyncPlan: the
 // pre-averaging by 1/W (for the full and shard phases), then every stage's
-// collective and wait.
+// collective, tagged `dist.grad_of = [@param]`, and wait.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dist/IR/Diagnostics.h"
+#include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
 #include "Dist/IR/Remarks.h"
@@ -52,6 +53,12 @@ static Value expandStage(OpBuilder &builder, Location loc, Value input,
   else
     started = AllReduceOp::create(builder, loc, input, param.getMesh(),
                                   stage.axes, ReductionKind::Sum);
+  // Gradient traffic wherever the sync is (a loop, a no_sync variant
+  // feeding a stash, a sync step's stash add after it): the report and the
+  // buckets read the tag, not the def-use chain to a returned value.
+  started.getDefiningOp()->setAttr(
+      DistDialect::getGradOfAttrName(),
+      builder.getArrayAttr(FlatSymbolRefAttr::get(param.getSymNameAttr())));
   return WaitOp::create(builder, loc, started);
 }
 

@@ -41,7 +41,8 @@ static std::optional<double> savedAt(const GradSyncPlan &plan,
 }
 
 FailureOr<std::vector<StashCandidate>>
-mlir::dist::getStashCandidates(ModuleOp module, StringRef passName) {
+mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
+                               bool keepOwnPoints) {
   llvm::DenseSet<StringAttr> tied;
   module.walk([&](func::FuncOp func) {
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
@@ -68,7 +69,8 @@ mlir::dist::getStashCandidates(ModuleOp module, StringRef passName) {
     if (plan->hasReplicateStage())
       points.push_back(StashPoint::Shard);
     points.push_back(StashPoint::Synced);
-    if (std::optional<StashPoint> fixed = param.getStash()) {
+    std::optional<StashPoint> fixed = param.getStash();
+    if (fixed && keepOwnPoints) {
       points = {*fixed};
       candidate.fixed = true;
     }

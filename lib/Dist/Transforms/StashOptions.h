@@ -26,7 +26,8 @@ struct StashOption {
 
 /// A parameter whose gradient a function returns (`dist.grad`), with the
 /// stash points it may take: every point its sync allows (`shard` needs a
-/// replicate stage), or only its `stash` attribute when it has one.
+/// replicate stage), or only its `stash` attribute when it has one (and
+/// its own points are kept).
 struct StashCandidate {
   ParameterOp param;
   GradSyncPlan plan;
@@ -37,9 +38,12 @@ struct StashCandidate {
 
 /// The tied parameters of `module`, in declaration order. Fails, with an
 /// error at the parameter, when one cannot be synchronized (GradSyncPlan) or
-/// its stash has no byte size.
+/// its stash has no byte size. Without `keepOwnPoints` every parameter gets
+/// every point its sync allows, whatever its `stash` says (the report's
+/// curve: a module already through -dist-choose-stash has all of them set).
 FailureOr<std::vector<StashCandidate>>
-getStashCandidates(ModuleOp module, StringRef passName);
+getStashCandidates(ModuleOp module, StringRef passName,
+                   bool keepOwnPoints = true);
 
 /// The candidates' options as the solver's items.
 std::vector<budget::Item> toBudgetItems(ArrayRef<StashCandidate> candidates);
