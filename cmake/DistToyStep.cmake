@@ -1,6 +1,7 @@
 # dist_add_toy_step(<target> SOURCE <driver.cpp>
 #                   MODE <ddp|zero2|zero3|hsdp|hsdp-partial> WORLD <ranks>
-#                   [BUCKETS] [OPTIONS <pipeline options>...]
+#                   [BUCKETS] [BUDGET <bytes>] [EXPECT_STASH <point> x4]
+#                   [OPTIONS <pipeline options>...]
 #                   [LOWER_OPTIONS <-dist-lower-to-llvm options>...]
 #                   [GEN_ARGS <gen_toy.py args>...]
 #                   [DEFINES <definitions>...])
@@ -13,8 +14,15 @@
 # BUCKETS the pipeline runs with bucket-cap-bytes=0: one collective per
 # parameter, which the parity drivers count. OPTIONS are more options of
 # -dist-no-sync-pipeline (e.g. schedule=false), LOWER_OPTIONS of
-# -dist-lower-to-llvm (e.g. blas=false). The step is compiled for this
-# machine's CPU (-march=native): these binaries are built and run in place.
+# -dist-lower-to-llvm (e.g. blas=false). BUDGET runs the pipeline with
+# stash-budget=<bytes> (-dist-choose-stash picks each parameter's stash
+# point). The points the pipeline left on the parameters are written to
+# <target>.step/stash_points.h (TOY_STASH_POINTS, by
+# tools/dist-toy-train/StashPoints.cmake), which the parity driver includes;
+# EXPECT_STASH, the four points in argument order as worked out by hand,
+# becomes TOY_EXPECTED_STASH_POINTS there, checked against them. The step is
+# compiled for this machine's CPU (-march=native): these binaries are built
+# and run in place.
 #
 # Not beside its tool in tools/dist-toy-train/: the parity drivers there and
 # the step-throughput benchmark in bench/ both call it, so it is a project
@@ -24,7 +32,8 @@ find_program(DIST_CLANG NAMES clang-22 clang HINTS ${LLVM_TOOLS_BINARY_DIR} REQU
 find_program(DIST_MLIR_TRANSLATE mlir-translate HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 
 function(dist_add_toy_step target)
-  cmake_parse_arguments(ARG "BUCKETS" "SOURCE;MODE;WORLD" "GEN_ARGS;DEFINES;OPTIONS;LOWER_OPTIONS" ${ARGN})
+  cmake_parse_arguments(ARG "BUCKETS" "SOURCE;MODE;WORLD;BUDGET"
+                        "GEN_ARGS;DEFINES;OPTIONS;LOWER_OPTIONS;EXPECT_STASH" ${ARGN})
   set(mode_ids ddp 0 zero2 2 zero3 3 hsdp 4 hsdp-partial 4)
   list(FIND mode_ids ${ARG_MODE} at)
   if(at EQUAL -1)
@@ -37,12 +46,19 @@ function(dist_add_toy_step target)
   if(NOT ARG_BUCKETS)
     set(options "bucket-cap-bytes=0")
   endif()
+  if(DEFINED ARG_BUDGET)
+    set(options "stash-budget=${ARG_BUDGET} ${options}")
+  endif()
   set(partial 0)
+  # A parameter without a `stash` attribute is at its default point.
+  set(default_point local)
   if(ARG_MODE STREQUAL "hsdp-partial")
     set(gen_mode hsdp)
     set(options "hsdp-partial=true ${options}")
     set(partial 1)
+    set(default_point shard)
   endif()
+  list(JOIN ARG_EXPECT_STASH "," expect_stash)
   foreach(option ${ARG_OPTIONS})
     set(options "${options} ${option}")
   endforeach()
@@ -59,19 +75,25 @@ function(dist_add_toy_step target)
   endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${target}.step)
   add_custom_command(
-    OUTPUT ${dir}/step.o
+    OUTPUT ${dir}/step.o ${dir}/stash_points.h
     COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/examples/gen_toy.py
             --mode ${gen_mode} --world ${ARG_WORLD} ${ARG_GEN_ARGS} > ${dir}/step.mlir
     COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.mlir ${pipeline} -o ${dir}/step.window.mlir
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${dir}/step.window.mlir
+            -DOUTPUT=${dir}/stash_points.h -DDEFAULT=${default_point}
+            -DEXPECT=${expect_stash}
+            -P ${PROJECT_SOURCE_DIR}/tools/dist-toy-train/StashPoints.cmake
     COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.window.mlir ${lower}
             -o ${dir}/step.llvm.mlir
     COMMAND ${DIST_MLIR_TRANSLATE} --mlir-to-llvmir ${dir}/step.llvm.mlir -o ${dir}/step.ll
     COMMAND ${DIST_CLANG} -O3 -march=native -fPIC -Wno-override-module -c ${dir}/step.ll -o ${dir}/step.o
     DEPENDS dist-opt ${PROJECT_SOURCE_DIR}/examples/gen_toy.py
+            ${PROJECT_SOURCE_DIR}/tools/dist-toy-train/StashPoints.cmake
     COMMENT "Compiling the ToyModel step for ${target}")
-  add_executable(${target} ${ARG_SOURCE} ${dir}/step.o)
-  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tools/dist-toy-train)
+  add_executable(${target} ${ARG_SOURCE} ${dir}/step.o ${dir}/stash_points.h)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tools/dist-toy-train
+                             ${dir})
   target_compile_definitions(${target} PRIVATE
     TOY_WORLD=${ARG_WORLD} TOY_MODE=${mode_id} TOY_HSDP_PARTIAL=${partial} ${ARG_DEFINES})
   # The lowered step may call MLIR's C runner utilities (memrefCopy, for a

@@ -73,8 +73,10 @@ static_assert(!kHsdp || (kWorld % 2 == 0 && kWorld >= 4),
 constexpr int kLocalHid = kHid / kShards;
 constexpr int kLocalOut = kOut / kShards;
 /// Bytes of the four unsharded f32 gradients, and what the stash holds
-/// during a window: the unsharded gradients, or under hsdp-partial the ones
-/// already reduce-scattered within the node.
+/// during a window at the default stash points: the unsharded gradients, or
+/// under hsdp-partial the ones already reduce-scattered within the node (a
+/// step compiled with a stash budget holds what its points say: ToyTrain.cpp
+/// counts them per parameter).
 constexpr int64_t kUnshardedBytes =
     4 * (int64_t(kHid) * kIn + kHid + int64_t(kOut) * kHid + kOut);
 constexpr int64_t kStashBytes =
@@ -162,17 +164,12 @@ struct Stats {
   /// the one across nodes) or the reduce_scatter (ZeRO).
   static constexpr int kGradKind =
       kSharded && !kHsdp ? DISTRT_KIND_REDUCE_SCATTER : DISTRT_KIND_ALL_REDUCE;
-  int64_t gradCalls() const { return s.calls[kGradKind]; }
   int64_t gathers() const { return s.calls[DISTRT_KIND_ALL_GATHER]; }
   int64_t gradBytes() const { return s.bytes[kGradKind]; }
-  int64_t reduceScatters() const { return s.calls[DISTRT_KIND_REDUCE_SCATTER]; }
 };
 
-/// Per parameter, gradient collectives of a no_sync micro-step besides the
-/// skipped kind (hsdp-partial keeps its reduce_scatter), and all_gathers of
-/// a backward (ZeRO-2 gathers in the forward only, ZeRO-3 and HSDP again).
-constexpr int64_t kNoSyncReduceScatters = kHsdpPartial ? 4 : 0;
-constexpr int64_t kSyncReduceScatters = kSharded ? 4 : 0;
+/// All_gathers of a step (ZeRO-2 gathers in the forward only, ZeRO-3 and
+/// HSDP in the backward again).
 constexpr int64_t kGathersPerStep = kMode == 0 ? 0 : kMode == 2 ? 4 : 8;
 
 /// The step's arguments for micro-batch `micro`: the shards, then its rows

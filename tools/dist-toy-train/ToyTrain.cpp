@@ -15,10 +15,18 @@
 //   - it equals always-sync accumulation (@step K times, the stash empty):
 //     rtol 1.3e-6, atol 1e-5;
 //   - the K scaled micro-batch losses sum to the full-batch loss (1e-4);
-//   - runtime statistics: no gradient collective in no_sync micro-steps,
-//     exactly one per parameter at the sync step, ZeRO-3 parameter gathers
-//     in every backward, stash bytes = the unsharded gradients during the
-//     window and 0 after it; always-sync moves K times the gradient bytes.
+//   - runtime statistics, exact per parameter from the stash points the
+//     pipeline left on the parameters (stash_points.h, written by
+//     dist_add_toy_step from the compiled module): a no_sync micro-step runs
+//     the whole sync of each `synced` parameter and the first stage (the
+//     intra-node reduce_scatter) of each `shard` one, nothing of a `local`
+//     one (calls and bytes per collective kind); the sync step one round,
+//     every stage of every parameter; ZeRO-3 parameter gathers in every
+//     backward; the stash holds each parameter's point size during the
+//     window (local: the unsharded gradient, shard and synced: this rank's
+//     shard), 0 after it, and its peak is their sum; always-sync moves K
+//     times the sync step's collectives. Points worked out by hand
+//     (EXPECT_STASH in CMakeLists.txt) must be the module's.
 // --random-k gives each window 1..2K micro-batches (the same on every rank):
 // the stash must be consumed exactly once per window, whatever its length.
 // Prints loss, gradient checksums, statistics and throughput; the last line
@@ -41,7 +49,124 @@ using namespace toy;
 
 namespace {
 
+/// Where a parameter's no_sync micro-batches stash its gradient: the
+/// `stash` attribute of dist.parameter.
+enum class StashPoint { Local, Shard, Synced };
+
+} // namespace
+
+// TOY_STASH_POINTS, and TOY_EXPECTED_STASH_POINTS where EXPECT_STASH was given.
+#include "stash_points.h"
+
+namespace {
+
 constexpr double kLr = 1e-3;
+
+constexpr StashPoint kStash[4] = TOY_STASH_POINTS;
+constexpr const char *kPointNames[3] = {"local", "shard", "synced"};
+const char *nameOf(StashPoint p) { return kPointNames[int(p)]; }
+
+/// Bytes of parameter `p`'s unsharded f32 gradient.
+constexpr int64_t unshardedBytes(int p) {
+  return 4 * int64_t(kRows[p]) * kCols[p];
+}
+/// What the stash of parameter `p` holds during a window.
+constexpr int64_t stashBytesOf(int p) {
+  return kStash[p] == StashPoint::Local ? unshardedBytes(p)
+                                        : unshardedBytes(p) / kShards;
+}
+constexpr int64_t windowStashBytes() {
+  int64_t sum = 0;
+  for (int p = 0; p < 4; ++p)
+    sum += stashBytesOf(p);
+  return sum;
+}
+constexpr int64_t kWindowStash = windowStashBytes();
+
+/// Gradient collectives (reduce_scatter and all_reduce; all_gathers are the
+/// parameters') as the runtime counts them: calls and bytes per kind, the
+/// bytes of the full array (distrt_stats).
+struct Traffic {
+  int64_t calls[DISTRT_NUM_KINDS] = {}, bytes[DISTRT_NUM_KINDS] = {};
+  static constexpr int kKinds[2] = {DISTRT_KIND_REDUCE_SCATTER,
+                                    DISTRT_KIND_ALL_REDUCE};
+  void add(int kind, int64_t n) {
+    calls[kind] += 1;
+    bytes[kind] += n;
+  }
+  Traffic times(int64_t k) const {
+    Traffic t;
+    for (int kind : kKinds) {
+      t.calls[kind] = k * calls[kind];
+      t.bytes[kind] = k * bytes[kind];
+    }
+    return t;
+  }
+  bool operator==(const Traffic &o) const {
+    for (int kind : kKinds)
+      if (calls[kind] != o.calls[kind] || bytes[kind] != o.bytes[kind])
+        return false;
+    return true;
+  }
+  std::string str() const {
+    return "reduce_scatter " +
+           std::to_string(calls[DISTRT_KIND_REDUCE_SCATTER]) + " calls of " +
+           std::to_string(bytes[DISTRT_KIND_REDUCE_SCATTER]) +
+           " bytes, all_reduce " +
+           std::to_string(calls[DISTRT_KIND_ALL_REDUCE]) + " of " +
+           std::to_string(bytes[DISTRT_KIND_ALL_REDUCE]);
+  }
+  /// The gradient collectives between two readings of the statistics.
+  static Traffic between(const distrt_stats &before,
+                         const distrt_stats &after) {
+    Traffic t;
+    for (int kind : kKinds) {
+      t.calls[kind] = after.calls[kind] - before.calls[kind];
+      t.bytes[kind] = after.bytes[kind] - before.bytes[kind];
+    }
+    return t;
+  }
+};
+
+/// The sync of parameter `p`'s gradient, one stage or both: DDP all-reduces
+/// the unsharded gradient, ZeRO reduce-scatters it; HSDP reduce-scatters it
+/// within the node (the first stage) and all-reduces the shard across nodes.
+void addSync(Traffic &t, int p, bool firstStageOnly) {
+  const int64_t full = unshardedBytes(p);
+  if (!kSharded) {
+    t.add(DISTRT_KIND_ALL_REDUCE, full);
+    return;
+  }
+  t.add(DISTRT_KIND_REDUCE_SCATTER, full);
+  if (kHsdp && !firstStageOnly)
+    t.add(DISTRT_KIND_ALL_REDUCE, full / kShards);
+}
+
+/// A no_sync micro-step: the whole sync of the `synced` parameters, the first
+/// stage of the `shard` ones.
+Traffic noSyncTraffic() {
+  Traffic t;
+  for (int p = 0; p < 4; ++p)
+    if (kStash[p] != StashPoint::Local)
+      addSync(t, p, /*firstStageOnly=*/kStash[p] == StashPoint::Shard);
+  return t;
+}
+
+/// The sync step: one round, every stage of every parameter.
+Traffic syncStepTraffic() {
+  Traffic t;
+  for (int p = 0; p < 4; ++p)
+    addSync(t, p, /*firstStageOnly=*/false);
+  return t;
+}
+
+std::string describePoints() {
+  std::string text;
+  for (int p = 0; p < 4; ++p)
+    text +=
+        std::string(p ? ", " : "") + kParamNames[p] + " " + nameOf(kStash[p]);
+  return text;
+}
 
 /// Independent reference: forward and backward of the squared error over
 /// `rows` samples in double precision, each sample's term scaled by `norm`
@@ -171,6 +296,24 @@ int main(int argc, char **argv) {
   dist_step::Step step = linkedStep();
   double seconds = 0, alwaysSeconds = 0;
   int64_t noSyncGradBytes = 0, alwaysGradBytes = 0, timedSamples = 0;
+  // Whether a window has stashed yet (the stash peak counts from the start).
+  bool stashed = false;
+  const Traffic kNoSync = noSyncTraffic(), kSyncStep = syncStepTraffic();
+#ifdef TOY_EXPECTED_STASH_POINTS
+  // The hand arithmetic of tools/dist-toy-train/CMakeLists.txt (EXPECT_STASH)
+  // against the points the pipeline chose.
+  constexpr StashPoint expected[4] = TOY_EXPECTED_STASH_POINTS;
+  for (int p = 0; p < 4; ++p)
+    check.expect(kStash[p] == expected[p],
+                 std::string(kParamNames[p]) + ": the pipeline chose stash = " +
+                     nameOf(kStash[p]) + ", the budget's arithmetic (" +
+                     "EXPECT_STASH) expects " + nameOf(expected[p]));
+#endif
+  if (rank == 0)
+    std::printf("stash points: %s; %lld stash bytes in a window; a no_sync "
+                "micro-step runs %s, the sync step %s\n",
+                describePoints().c_str(), (long long)kWindowStash,
+                kNoSync.str().c_str(), kSyncStep.str().c_str());
   Rng windowRng(seed + 99); // the same on every rank
 
   for (int window = 0; window < windows; ++window) {
@@ -199,37 +342,29 @@ int main(int argc, char **argv) {
       lossSum += lossOf(r);
       Stats after;
       const int k = m.index;
-      int64_t grads = after.gradCalls() - before.gradCalls();
+      const Traffic ran = Traffic::between(before.s, after.s);
       int64_t gathers = after.gathers() - before.gathers();
-      int64_t scatters = after.reduceScatters() - before.reduceScatters();
       if (!m.last()) {
-        check.expect(grads == 0, tag + ": no_sync micro-step " +
-                                     std::to_string(k) + " ran " +
-                                     std::to_string(grads) +
-                                     " gradient collectives");
-        if (kHsdp)
-          check.expect(scatters == kNoSyncReduceScatters,
-                       tag + ": no_sync micro-step " + std::to_string(k) +
-                           " ran " + std::to_string(scatters) +
-                           " reduce_scatters, expected " +
-                           std::to_string(kNoSyncReduceScatters));
+        check.expect(ran == kNoSync,
+                     tag + ": no_sync micro-step " + std::to_string(k) +
+                         " ran " + ran.str() + "; expected " + kNoSync.str() +
+                         " (the sync of the synced parameters, the first "
+                         "stage of the shard ones: " +
+                         describePoints() + ")");
         if (k == micro - 2)
-          check.expect(after.s.stash_bytes == kStashBytes,
+          check.expect(after.s.stash_bytes == kWindowStash,
                        tag + ": stash holds " +
                            std::to_string(after.s.stash_bytes) +
-                           " bytes, expected " + std::to_string(kStashBytes) +
-                           (kHsdpPartial ? " (the node-sharded gradients)"
-                                         : " (the unsharded gradients)"));
+                           " bytes, expected " + std::to_string(kWindowStash) +
+                           " (" + describePoints() +
+                           "; local: the unsharded gradient, shard and "
+                           "synced: this rank's shard)");
       } else {
-        check.expect(
-            grads == 4,
-            tag + ": the sync step ran " + std::to_string(grads) +
-                " gradient collectives, expected one per parameter (4)");
-        if (kHsdp)
-          check.expect(scatters == kSyncReduceScatters,
-                       tag + ": the sync step ran " + std::to_string(scatters) +
-                           " reduce_scatters, expected " +
-                           std::to_string(kSyncReduceScatters));
+        check.expect(ran == kSyncStep,
+                     tag + ": the sync step ran " + ran.str() +
+                         "; expected one round, every stage of every "
+                         "parameter: " +
+                         kSyncStep.str());
         check.expect(after.s.stash_bytes == 0,
                      tag + ": " + std::to_string(after.s.stash_bytes) +
                          " stash bytes held after the sync step");
@@ -255,8 +390,17 @@ int main(int argc, char **argv) {
       seconds += std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - start)
                      .count();
-    const int64_t windowBytes = Stats().gradBytes() - windowStart.gradBytes();
+    Stats windowEnd;
+    const int64_t windowBytes = windowEnd.gradBytes() - windowStart.gradBytes();
     noSyncGradBytes += windowBytes;
+    // The stash's high-water mark: every point's stash at once, at the end
+    // of the last no_sync micro-step (none in a window of one micro-batch).
+    stashed = stashed || micro > 1;
+    check.expect(windowEnd.s.stash_peak_bytes == (stashed ? kWindowStash : 0),
+                 tag + ": the stash peaked at " +
+                     std::to_string(windowEnd.s.stash_peak_bytes) +
+                     " bytes, expected " +
+                     std::to_string(stashed ? kWindowStash : 0));
     if (timed)
       timedSamples += int64_t(micro) * kBatch;
 
@@ -280,12 +424,14 @@ int main(int argc, char **argv) {
       alwaysSeconds += std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - alwaysBegin)
                            .count();
-    const int64_t alwaysBytes = Stats().gradBytes() - alwaysStart.gradBytes();
+    Stats alwaysEnd;
+    const int64_t alwaysBytes = alwaysEnd.gradBytes() - alwaysStart.gradBytes();
     alwaysGradBytes += alwaysBytes;
-    check.expect(alwaysBytes == micro * windowBytes,
-                 tag + ": always-sync moved " + std::to_string(alwaysBytes) +
-                     " gradient bytes, not " + std::to_string(micro) +
-                     " x the one round's " + std::to_string(windowBytes));
+    const Traffic alwaysRan = Traffic::between(alwaysStart.s, alwaysEnd.s);
+    check.expect(alwaysRan == kSyncStep.times(micro),
+                 tag + ": always-sync ran " + alwaysRan.str() + ", not " +
+                     std::to_string(micro) + " x the one round's " +
+                     kSyncStep.str());
 
     // The reference: one full-batch backward over every rank's data, each
     // sample's term scaled as the step scales it: 1 / (batch * out * K) per
