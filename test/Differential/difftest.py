@@ -22,6 +22,15 @@ reference pads with zeros. About one in six puts some parameters in mixed
 precision (tags bf16, f16; reduce-f32 or reduce-lowp; held-f32 with a
 param_dtype, or held-lowp): one window, each gradient compared within
 GRAD_TOL plus reference.py's rounding bound of its types.
+About four in ten are compiled under a stash budget (dist-run --stash-budget;
+tags stash-budget and budget-least, budget-all or budget-mid): the least
+the stashes can hold, all of them local, or a value in between, computed by
+gen_case.py from the parameters. The reference does not change (every stash
+point gives the window's gradient); dist-run checks each no_sync
+micro-step's communication and stashes against the points it compiled, and
+here the stash bytes it reports are checked against the budget: within it,
+all of it at the least and at everything, and the default points without
+one.
 
 Outcomes: passed; failed (dist-run exited 0 with wrong numbers, the worst
 bug, or its own checks failed); refused (the compiler stopped with a located
@@ -106,7 +115,19 @@ def dist_run_command(case, directory, opts):
         cmd += ["--bucket-cap-bytes", "0"]
     if case.reduce_f64:
         cmd += ["--reduce-dtype", "f64"]
+    if case.stash_budget is not None:
+        cmd += ["--stash-budget", str(case.stash_budget)]
     return cmd
+
+
+def describe(case):
+    """The case's tags, and its stash budget if it has one."""
+    text = " ".join(case.tags())
+    if case.stash_budget is not None:
+        text += "; stash budget %d bytes (%s: least %d, all %d)" % (
+            case.stash_budget, case.budget_kind, case.stash_bytes_least(),
+            case.stash_bytes_all())
+    return text
 
 
 def run_dist(cmd, timeout):
@@ -146,6 +167,33 @@ def check_gathers(case, output):
             problems.append("window %d: %d all_gathers in the no_sync window, expected %d%s"
                             % (w, got[w], want, " (keep-gathered)" if case.keep_gathered else ""))
     return problems
+
+
+STASH_POINTS = re.compile(r"stash points: (\d+) local, (\d+) shard, (\d+) synced, "
+                          r"(\d+) bytes of stashes")
+
+
+def check_stash_bytes(case, output):
+    """Mismatches between the stash bytes dist-run says its points hold and
+    the budget (or, without one, the default points), computed here."""
+    if case.window_loop or case.k == 1:
+        return []  # a whole window has no stash; K = 1 no no_sync micro-step
+    found = STASH_POINTS.search(output)
+    if not found:
+        return ["dist-run reported no stash points"]
+    held = int(found.group(4))
+    if case.stash_budget is None:
+        want = case.stash_bytes_default()
+        return [] if held == want else [
+            "the stashes hold %d bytes, the default points %d" % (held, want)]
+    least, most = case.stash_bytes_least(), case.stash_bytes_all()
+    if not least <= held <= case.stash_budget:
+        return ["the stashes hold %d bytes, outside [least %d, budget %d]"
+                % (held, least, case.stash_budget)]
+    if case.stash_budget in (least, most) and held != case.stash_budget:
+        return ["the stashes hold %d bytes under a budget of %d, which only "
+                "they fit" % (held, case.stash_budget)]
+    return []
 
 
 def compare(case, directory, expected):
@@ -239,7 +287,8 @@ def run_case(seed, opts, keep_dir=None):
         outcome, why = classify(rc, output)
         details = []
         if outcome == "passed":
-            details = compare(case, directory, expected) + check_gathers(case, output)
+            details = (compare(case, directory, expected) + check_gathers(case, output)
+                       + check_stash_bytes(case, output))
             if details:
                 outcome = "failed"
                 why = "WRONG NUMBERS WITH EXIT 0"
@@ -291,7 +340,7 @@ def run_many(seeds, opts, deadline=None):
         outcome, why, details, case = run_case(seed, opts, opts.keep)
         results.append((seed, outcome, case.tags()))
         if outcome != "passed" or opts.verbose:
-            print("seed %d: %s %s [%s] %.1fs" % (seed, outcome.upper(), why, " ".join(case.tags()),
+            print("seed %d: %s %s [%s] %.1fs" % (seed, outcome.upper(), why, describe(case),
                                                  time.time() - t0))
             for line in details[:12]:
                 print("    " + line)

@@ -9,7 +9,9 @@ possibly scaled before use (the layer computes with c W), packed (weight and
 bias in one parameter, sliced), with two biases sharing one gradient value,
 with dW accumulated in an scf.for, or with a parameter nothing reads,
 possibly returning dx and a gradient norm as untied results, with shuffled
-argument and result order. `make_case(seed)` draws one; `emit_mlir(case)`
+argument and result order, and possibly compiled under a stash budget (the
+no_sync pipeline's stash-budget: the least the stashes can hold, all of
+them local, or a value in between, computed here from the parameters). `make_case(seed)` draws one; `emit_mlir(case)`
 writes @step in the form dist-run takes. Written apart from
 examples/gen_toy.py on purpose: the tester must not share its mistakes.
 """
@@ -133,6 +135,49 @@ class Case:
     # loop (the model's own accumulation would round) or reduce_f64; one
     # window, as SGD on the rounded parameters would need a bound of its own.
     lowp: bool = False
+    # Compiled with the no_sync pipeline's stash-budget (dist-run
+    # --stash-budget): the most bytes the stashes may hold together, each
+    # parameter's stash point (local, shard, synced) chosen within it. Drawn
+    # last from its own stream: "least" (Case.stash_bytes_least()), "all"
+    # (Case.stash_bytes_all()) or "mid" (a value in between); None: no
+    # budget, every stash at its default point.
+    budget_kind: str = None
+    stash_budget: int = None
+
+    def reduce_bytes(self, p):
+        """Bytes of an element of `p`'s reduce type: its reduce_dtype if
+        spelled (mixed precision), else the pipeline's reduce-dtype=f64 or
+        its element type."""
+        if p.compute != "f32":
+            return {"f32": 4, "bf16": 2, "f16": 2}[p.reduce]
+        return 8 if self.reduce_f64 else 4
+
+    def stash_bytes(self, p, point):
+        """What the stash of `p` holds at `point`: the unsharded local
+        gradient (local; without a padded shard's zero rows) or this rank's
+        shard of the synced one (shard, synced), in the reduce type."""
+        shape = p.shape if point == "local" else p.local_shape
+        n = 1
+        for d in shape:
+            n *= d
+        return n * self.reduce_bytes(p)
+
+    def stash_points(self, p):
+        """The points `p` may take: shard only with a replicate stage."""
+        return ["local", "shard", "synced"] if p.replicate_axes else ["local", "synced"]
+
+    def stash_bytes_least(self):
+        return sum(min(self.stash_bytes(p, q) for q in self.stash_points(p))
+                   for p in self.params.values())
+
+    def stash_bytes_all(self):
+        return sum(self.stash_bytes(p, "local") for p in self.params.values())
+
+    def stash_bytes_default(self):
+        """Without a budget: local, or shard for a hybrid parameter under
+        hsdp-partial."""
+        return sum(self.stash_bytes(p, "shard" if self.hsdp_partial and p.replicate_axes
+                                    else "local") for p in self.params.values())
 
     def regathered(self):
         """Parameters the backward gathers again over more than one rank: the
@@ -180,6 +225,9 @@ class Case:
             t.add("buckets")
         if self.reduce_f64:
             t.add("reduce-f64")
+        if self.budget_kind:
+            t.add("stash-budget")
+            t.add("budget-" + self.budget_kind)
         if any(p.padded for p in self.params.values()):
             t.add("uneven")
         for p in self.params.values():
@@ -358,4 +406,10 @@ def make_case(seed):
         if case.lowp:
             case.windows = 1
             case.keep_gathered = case.keep_gathered and bool(case.regathered())
+    brng = random.Random("budget-%d" % seed)
+    if brng.random() < 0.4:
+        case.budget_kind = brng.choice(["least", "all", "mid", "mid"])
+        least, most = case.stash_bytes_least(), case.stash_bytes_all()
+        case.stash_budget = {"least": least, "all": most,
+                             "mid": brng.randint(least, most)}[case.budget_kind]
     return case

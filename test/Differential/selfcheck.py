@@ -5,8 +5,9 @@ differences, and that the finite-difference check catches a wrong
 derivative; (2) a case that passes stops passing when one gradient, one
 loss, one rank's shard placement or one output file is wrong; (3) a
 malformed input file makes dist-run fail with the rank and the file named,
-and is not counted as passed; (4) classify() sorts exits into the four
-outcomes. Ends with `N passed, M failed`.
+and is not counted as passed; a case under its least stash budget passes,
+its stash bytes are checked, and one byte less is refused; (4) classify()
+sorts exits into the four outcomes. Ends with `N passed, M failed`.
 """
 
 import os
@@ -136,6 +137,35 @@ def run(opts):
         case.keep_gathered = False
         check("its count without keep-gathered (%d) is reported as wrong"
               % case.gathers_per_window(), bool(difftest.check_gathers(case, output)))
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+    # (3c) A stash budget: a case at the least budget (by gen_case's own
+    # count) passes, the stash bytes dist-run reports are checked, and one
+    # byte less is refused by the compiler: the two counts of the least agree.
+    case = next(c for c in map(gen_case.make_case, range(1, 500))
+                if c.budget_kind == "least" and c.stash_bytes_least() < c.stash_bytes_all()
+                and c.world > 1 and c.k > 1 and not c.window_loop)
+    directory = tempfile.mkdtemp(prefix="difftest-selfcheck-budget-")
+    try:
+        rc, output, expected = difftest.execute(case, directory, opts)
+        outcome, why = difftest.classify(rc, output)
+        problems = (difftest.compare(case, directory, expected) +
+                    difftest.check_stash_bytes(case, output)) if outcome == "passed" else []
+        check("seed %d passes under its least stash budget, %d bytes"
+              % (case.seed, case.stash_budget), outcome == "passed" and not problems,
+              why or "; ".join(problems[:2]))
+        least = case.stash_bytes_least()
+        found = difftest.check_stash_bytes(case, output.replace(
+            "%d bytes of stashes" % least, "%d bytes of stashes" % (least + 4)))
+        check("stashes 4 bytes over the budget are reported", bool(found), "; ".join(found[:1]))
+        case.stash_budget = least - 1
+        rc, output = difftest.run_dist(difftest.dist_run_command(case, directory, opts),
+                                       opts.timeout)
+        outcome, why = difftest.classify(rc, output)
+        check("a budget one byte below the least (%d) is refused, naming the least"
+              % least, outcome == "refused" and
+              "expected a budget of at least %d bytes" % least in output, why)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

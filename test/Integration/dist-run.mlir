@@ -38,7 +38,7 @@
 // 1376 bytes); a sync step all-reduces them across nodes in one bucket:
 // (1 + 4) x 2, and dist-run's own check of its files once.
 // HSDP-STATS: all_reduce 11 calls {{.*}} held 0 bytes peak 688 bytes
-// HSDP: 48 passed, 0 failed
+// HSDP: 72 passed, 0 failed
 
 // A step whose no_sync variant has no result at all (it crashed).
 // GRADS-ONLY: window 1: gradient checksum

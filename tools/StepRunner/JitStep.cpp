@@ -37,6 +37,7 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
     pipelineOptions.schedule = *options.schedule;
   pipelineOptions.keepGathered = options.keepGathered;
   pipelineOptions.reduceDtype = options.reduceDtype;
+  pipelineOptions.stashBudget = options.stashBudget;
   dist::buildNoSyncPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return error("the no_sync pipeline failed");

@@ -39,6 +39,8 @@ struct JitOptions {
   bool keepGathered = false;
   /// The no_sync pipeline's reduce-dtype option; empty: none.
   std::string reduceDtype;
+  /// The no_sync pipeline's stash-budget option; -1: none.
+  int64_t stashBudget = -1;
   /// Shared libraries the JIT loads (the lowering may call MLIR's C runner
   /// utilities, memrefCopy for copies of views).
   std::vector<std::string> sharedLibPaths;

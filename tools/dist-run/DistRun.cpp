@@ -1,7 +1,7 @@
 //===- DistRun.cpp - run any dist training step under mpirun (JIT) --------===//
 //
 //   mpirun -np W dist-run step.mlir [--k 4] [--windows 2] [--seed 7] [--lr
-//   1e-3] [--hsdp-partial] [--keep-gathered]
+//   1e-3] [--hsdp-partial] [--keep-gathered] [--stash-budget BYTES]
 //          [--params-npy DIR] [--data-npy DIR] [--out-npy DIR]
 //
 // Compiles a training step in the frontend model of docs/Design.md in
@@ -18,12 +18,12 @@
 // accumulation of the same micro-batches (@<entry> K times; atol 1e-5, rtol
 // 1.3e-6, the acceptance test's tolerance, plus, for a bf16, f16 or f64
 // gradient, the roundings of its type; one reduced in bf16 or f16 has no
-// bound and is not compared: Slots.h, SyncTolerance), the no_sync
-// micro-steps ran no all_reduce or reduce_scatter beyond the model's own
-// (OwnReductions.h: a loss all-reduced for logging; unless --hsdp-partial,
-// which keeps the intra-node reduce_scatter), and the stash and the kept
+// bound and is not compared: Slots.h, SyncTolerance), each no_sync
+// micro-step ran exactly the gradient collectives its parameters' stash
+// points keep (within --stash-budget if given) plus the model's own, and the
+// stashes hold those points' bytes (StashCheck.h), and the stash and kept
 // gathers (--keep-gathered) are empty after the window; rank 0 prints the
-// window's all_gathers and the kept gathers it reused.
+// points, and per window those figures and the all_gathers and reuses.
 // With --window, @<entry> is a whole window instead (a loop over the K
 // micro-batches, docs/Design.md "Input form: an accumulation loop"): every
 // data argument stacks the K micro-batches on dim 0 (--data-npy files hold
@@ -73,6 +73,7 @@
 #include "Npy.h"
 #include "Options.h"
 #include "Slots.h"
+#include "StashCheck.h"
 #include "Stats.h"
 #include "dist_runtime/dist_runtime.h"
 
@@ -150,9 +151,10 @@ int main(int argc, char **argv) {
     jit.schedule = scheduleOpt == llvm::cl::BOU_TRUE;
   jit.keepGathered = keepGatheredOpt;
   jit.reduceDtype = reduceDtypeOpt;
+  jit.stashBudget = stashBudgetOpt;
   jit.sharedLibPaths = {DIST_MLIR_C_RUNNER_UTILS};
   // Counted in the input, before the pipeline rewrites it.
-  std::optional<int64_t> ownReductions =
+  std::optional<CollectiveCounts> ownReductions =
       dist_run::countOwnReductions(*module, jit.entry);
   llvm::Expected<dist_step::StepFunctions> fns =
       dist_step::prepareStep(*module, jit, inputFile);
@@ -210,6 +212,13 @@ int main(int argc, char **argv) {
       args[i].unshardedDim0 = *dim0;
   }
 
+  // The stash points, read before the lowering leaves no dist op.
+  llvm::Expected<NoSyncExpectation> noSyncExpected =
+      expectNoSync(*module, fns->sync, fns->noSync, hsdpPartialOpt,
+                   ownReductions, /*exactCalls=*/bucketOpt == 0);
+  if (!noSyncExpected)
+    return fail(llvm::toString(noSyncExpected.takeError()));
+  NoSyncCheck noSyncCheck(*noSyncExpected);
   llvm::Expected<dist_step::Step> step = dist_step::jitStep(
       *module, jit,
       {shapesOf(args), shapesOf(results), shapesOf(noSyncResults)});
@@ -283,7 +292,8 @@ int main(int argc, char **argv) {
   if (useFiles && !allOk())
     return stop();
   const int k = kOpt;
-  if (rank == 0 && !windowOpt)
+  if (rank == 0 && !windowOpt) {
+    printStashPoints(*noSyncExpected);
     for (const Slot &result : results)
       if (!result.param.empty() && !syncToleranceOf(result).compared) {
         std::string reduce;
@@ -294,6 +304,7 @@ int main(int argc, char **argv) {
                     "the synced values do not bound\n",
                     result.param.c_str(), reduce.c_str());
       }
+  }
   // Calls of @<entry>[_no_sync] per window: one for a whole window.
   const int calls = windowOpt ? 1 : k;
   std::vector<std::vector<std::vector<float>>> windowData; // [micro][arg]
@@ -388,7 +399,7 @@ int main(int argc, char **argv) {
     };
     std::vector<double> outputSums(results.size(), 0.0);
     std::optional<dist_step::Results> synced;
-    Counts before, windowStart;
+    Counts windowStart;
     int64_t keptBetween = 0; // most kept-gather bytes after a micro-step
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
@@ -396,10 +407,10 @@ int main(int argc, char **argv) {
             {[&](const dist_step::MicroStep &m,
                  std::vector<float *> &pointers) {
                arguments(m, pointers);
-               before = Counts();
+               noSyncCheck.before(m);
              },
              [&](const dist_step::MicroStep &m, dist_step::Results &out) {
-               Counts after;
+               noSyncCheck.after(tag, m, expect);
                keptBetween = std::max(keptBetween, distrt_kept_bytes());
                for (size_t j = 0; j < out.size(); ++j) {
                  size_t r = m.last() ? j : noSyncToStep[j];
@@ -415,15 +426,6 @@ int main(int argc, char **argv) {
                              std::to_string(r) + ".npy",
                          results[r].shape, out.values(j));
                }
-               int64_t ran = after.gradCollectives() - before.gradCollectives();
-               int64_t own = ownReductions.value_or(0);
-               if (!m.last() && !hsdpPartialOpt)
-                 expect(ran <= own, tag + ": no_sync micro-step " +
-                                        std::to_string(m.index) + " ran " +
-                                        std::to_string(ran) +
-                                        " all_reduce / reduce_scatter, the "
-                                        "model's own are " +
-                                        std::to_string(own));
                if (m.last())
                  synced = std::move(out);
              }}))
@@ -435,8 +437,10 @@ int main(int argc, char **argv) {
     expect(distrt_kept_bytes() == 0,
            tag + ": " + std::to_string(distrt_kept_bytes()) +
                " bytes of kept gathers after the window");
-    if (rank == 0)
+    if (rank == 0) {
       printNoSyncWindow(tag, windowStart, Counts(), keptBetween);
+      noSyncCheck.printWindow(tag);
+    }
     if (!outNpyOpt.empty())
       for (size_t r = 0; r < results.size(); ++r)
         if (!results[r].param.empty())

@@ -56,6 +56,13 @@ llvm::cl::opt<std::string> dist_run::reduceDtypeOpt(
     llvm::cl::desc("the no_sync pipeline's reduce-dtype option (the type "
                    "gradients are stashed and reduced in, e.g. f64)"),
     llvm::cl::value_desc("TYPE"), llvm::cl::cat(category));
+llvm::cl::opt<int64_t> dist_run::stashBudgetOpt(
+    "stash-budget",
+    llvm::cl::desc("the no_sync pipeline's stash-budget option (the most "
+                   "bytes the stashes may hold together: each parameter's "
+                   "stash point is chosen within it; default: none, every "
+                   "parameter at its default point)"),
+    llvm::cl::value_desc("BYTES"), llvm::cl::init(-1), llvm::cl::cat(category));
 llvm::cl::opt<std::string> dist_run::paramsNpyOpt(
     "params-npy",
     llvm::cl::desc("read parameter <name> from DIR/<name>.npy (unsharded)"),

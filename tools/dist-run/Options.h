@@ -28,6 +28,7 @@ extern llvm::cl::opt<int64_t> bucketOpt;
 extern llvm::cl::opt<llvm::cl::boolOrDefault> scheduleOpt;
 extern llvm::cl::opt<bool> keepGatheredOpt;
 extern llvm::cl::opt<std::string> reduceDtypeOpt;
+extern llvm::cl::opt<int64_t> stashBudgetOpt;
 extern llvm::cl::opt<std::string> paramsNpyOpt;
 extern llvm::cl::opt<std::string> dataNpyOpt;
 extern llvm::cl::opt<std::string> outNpyOpt;

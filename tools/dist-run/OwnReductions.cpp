@@ -11,40 +11,72 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
+using namespace dist_run;
+
+CollectiveCounts &CollectiveCounts::operator+=(const CollectiveCounts &other) {
+  for (int kind = 0; kind < DISTRT_NUM_KINDS; ++kind) {
+    calls[kind] += other.calls[kind];
+    bytes[kind] += other.bytes[kind];
+  }
+  return *this;
+}
 
 namespace {
+/// Adds `op` to `counts` if it is a reduction; false when its bytes are not
+/// static.
+bool addReduction(Operation *op, CollectiveCounts &counts) {
+  int kind;
+  Value input;
+  if (auto reduce = dyn_cast<dist::AllReduceOp>(op)) {
+    kind = DISTRT_KIND_ALL_REDUCE;
+    input = reduce.getInput();
+  } else if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op)) {
+    kind = DISTRT_KIND_REDUCE_SCATTER;
+    input = scatter.getInput();
+  } else {
+    return true;
+  }
+  // The runtime counts an all_reduce's buffer and a reduce_scatter's input,
+  // the larger of its two.
+  std::optional<int64_t> bytes =
+      dist::getTensorBytes(cast<ShapedType>(input.getType()));
+  counts.calls[kind] += 1;
+  counts.bytes[kind] += bytes.value_or(0);
+  return bytes.has_value();
+}
+
 bool isReduction(Operation *op) {
   return isa<dist::AllReduceOp, dist::ReduceScatterOp>(op);
 }
 
 /// Every reduction `func` runs per call, directly or through calls (own or
 /// not); nullopt when not static. `active` holds the functions being walked.
-std::optional<int64_t> countAll(func::FuncOp func, ModuleOp module,
-                                llvm::SmallPtrSetImpl<Operation *> &active) {
-  if (func.isExternal() || !active.insert(func).second)
+std::optional<CollectiveCounts>
+countAll(func::FuncOp func, ModuleOp module,
+         llvm::SmallPtrSetImpl<Operation *> &active) {
+  if (!func || func.isExternal() || !active.insert(func).second)
     return std::nullopt;
-  int64_t count = 0;
+  CollectiveCounts counts;
   bool known = true;
   func.walk([&](Operation *op) {
     bool inBody = op->getParentOp() == func;
     if (isReduction(op)) {
-      known &= inBody;
-      ++count;
+      known &= inBody && addReduction(op, counts);
     } else if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      std::optional<int64_t> inner =
-          callee ? countAll(callee, module, active) : std::nullopt;
+      std::optional<CollectiveCounts> inner = countAll(callee, module, active);
       known &= inBody && inner.has_value();
-      count += inner.value_or(0);
+      if (inner)
+        counts += *inner;
     }
   });
   active.erase(func);
-  return known ? std::optional<int64_t>(count) : std::nullopt;
+  return known ? std::optional<CollectiveCounts>(counts) : std::nullopt;
 }
 } // namespace
 
-std::optional<int64_t> dist_run::countOwnReductions(ModuleOp module,
-                                                    StringRef entry) {
+std::optional<CollectiveCounts> dist_run::countOwnReductions(ModuleOp module,
+                                                             StringRef entry) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func || func.isExternal())
     return std::nullopt;
@@ -67,13 +99,14 @@ std::optional<int64_t> dist_run::countOwnReductions(ModuleOp module,
           return true;
     return false;
   };
-  int64_t own = 0;
+  CollectiveCounts own;
   for (Operation &op : func.getBody().front()) {
     if (isReduction(&op)) {
-      own += reachesGradient(&op) ? 0 : 1;
+      if (!reachesGradient(&op))
+        addReduction(&op, own);
     } else if (auto call = dyn_cast<func::CallOp>(&op)) {
       auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      std::optional<int64_t> inner = countAll(callee, module, active);
+      std::optional<CollectiveCounts> inner = countAll(callee, module, active);
       if (inner && !reachesGradient(&op))
         own += *inner;
     }

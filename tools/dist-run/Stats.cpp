@@ -8,10 +8,6 @@ using namespace dist_run;
 
 Counts::Counts() { distrt_check(distrt_get_stats(&s)); }
 
-int64_t Counts::gradCollectives() const {
-  return s.calls[DISTRT_KIND_ALL_REDUCE] + s.calls[DISTRT_KIND_REDUCE_SCATTER];
-}
-
 void dist_run::printNoSyncWindow(const std::string &tag, const Counts &start,
                                  const Counts &end, int64_t keptBetween) {
   const distrt_stats &a = start.s, &b = end.s;

@@ -15,8 +15,6 @@ namespace dist_run {
 struct Counts {
   distrt_stats s;
   Counts();
-  /// The gradient collectives issued so far (all_reduce, reduce_scatter).
-  int64_t gradCollectives() const;
 };
 
 /// Prints `tag`'s line for a no_sync window that ran between `start` and
