@@ -295,14 +295,29 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
   // search sees the final IR.
   for (TiedGradient &tied : analysis.tied) {
     Value value = analysis.ret.getOperand(tied.resultIndex);
-    std::string why;
-    Operation *at = nullptr;
-    if (!endsLikeExplicitSync(value))
-      continue;
-    if (FailureOr<ExplicitSync> sync =
-            matchExplicitSync(value, tied.plan, symbolTable, why, at);
-        succeeded(sync))
-      raise(*sync, tied.plan, value);
+    // A sync step at stash = synced adds the stash after the chain, in the
+    // reduce type: the chain ends at the added value or one conversion back.
+    SmallVector<Value, 2> ends = {value};
+    auto param = FlatSymbolRefAttr::get(tied.param.getSymNameAttr());
+    if (Value inner =
+            lookThroughStashAdd(lookThroughConversions(value), param)) {
+      ends = {inner};
+      if (Operation *def = inner.getDefiningOp();
+          def && isa<arith::ExtFOp, arith::TruncFOp>(def))
+        ends.push_back(def->getOperand(0));
+    }
+    for (Value end : ends) {
+      std::string why;
+      Operation *at = nullptr;
+      if (!endsLikeExplicitSync(end))
+        continue;
+      if (FailureOr<ExplicitSync> sync =
+              matchExplicitSync(end, tied.plan, symbolTable, why, at);
+          succeeded(sync)) {
+        raise(*sync, tied.plan, end);
+        break;
+      }
+    }
   }
   CommunicationFinder finder(symbolTable, func);
   for (TiedGradient &tied : analysis.tied)

@@ -119,10 +119,12 @@ LogicalResult refuseForeignSyncOps(func::FuncOp func,
 /// written one way and taken another (-apply-no-sync and -dist-sync-step run
 /// with different hsdp-partial, or a `stash` attribute changed between them)
 /// would add (1/W)-scaled shards to local gradients; it is an error at the
-/// writer, with a note at the taker. A value means a shard when it is a
-/// shard-phase dist.grad_sync or otherwise computed from communication, the
-/// synced gradient when it is a full or replicate-phase dist.grad_sync
-/// (through element type conversions).
+/// writer, with a note at the taker. A value (through element type
+/// conversions) means the synced gradient when it is a full or
+/// replicate-phase dist.grad_sync, or an expanded sync that matches the
+/// parameter's plan, or any communicated value of a parameter whose sync has
+/// one stage; the shard when it is a shard-phase dist.grad_sync or otherwise
+/// computed from communication; else the local gradient.
 LogicalResult checkStashConsistency(ModuleOp module, StringRef passName);
 
 /// The func.funcs of `module` a pass with a `functions` option works on: the

@@ -20,13 +20,36 @@
 using namespace mlir;
 using namespace mlir::dist;
 
-/// The stash point a value written to, or added to, a stash stands for
-/// (checkStashConsistency).
-static StashPoint meaningOf(Value value, CommunicationFinder &finder) {
-  if (auto sync = lookThroughConversions(value).getDefiningOp<GradSyncOp>())
+/// The stash point a value written to, or added to, the stash of `param`
+/// stands for (checkStashConsistency).
+static StashPoint meaningOf(Value value, FlatSymbolRefAttr paramRef,
+                            Operation *at, CommunicationFinder &finder,
+                            SymbolTableCollection &symbolTable) {
+  Value unconverted = lookThroughConversions(value);
+  if (auto sync = unconverted.getDefiningOp<GradSyncOp>())
     return sync.getPhase() == GradSyncPhase::Shard ? StashPoint::Shard
                                                    : StashPoint::Synced;
-  return finder.findIn(value) ? StashPoint::Shard : StashPoint::Local;
+  if (!finder.findIn(value))
+    return StashPoint::Local;
+  // Communicated but not a dist.grad_sync: an expanded one
+  // (-dist-expand-grad-sync). The whole sync means synced; a parameter
+  // without a replicate stage has no other communicated point.
+  ParameterOp param = lookupParameter(at, paramRef, &symbolTable);
+  std::string why;
+  FailureOr<GradSyncPlan> plan =
+      param ? getGradSyncPlan(param, &symbolTable, why)
+            : FailureOr<GradSyncPlan>(failure());
+  if (failed(plan))
+    return StashPoint::Shard;
+  if (!plan->hasReplicateStage())
+    return StashPoint::Synced;
+  for (Value end : {value, unconverted}) {
+    Operation *mismatch = nullptr;
+    if (endsLikeExplicitSync(end) &&
+        succeeded(matchExplicitSync(end, *plan, symbolTable, why, mismatch)))
+      return StashPoint::Synced;
+  }
+  return StashPoint::Shard;
 }
 
 LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
@@ -44,7 +67,8 @@ LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
     CommunicationFinder finder(symbolTable, func);
     func.walk([&](Operation *op) {
       if (auto stash = dyn_cast<StashGradOp>(op)) {
-        int point = static_cast<int>(meaningOf(stash.getGrad(), finder));
+        int point = static_cast<int>(meaningOf(
+            stash.getGrad(), stash.getParamAttr(), op, finder, symbolTable));
         Operation *&slot = byParam[stash.getParamAttr()].writer[point];
         slot = slot ? slot : op;
       } else if (auto take = dyn_cast<TakeStashOp>(op)) {
@@ -54,7 +78,8 @@ LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
             continue;
           Value other =
               add.getLhs() == take.getResult() ? add.getRhs() : add.getLhs();
-          int point = static_cast<int>(meaningOf(other, finder));
+          int point = static_cast<int>(meaningOf(
+              other, take.getParamAttr(), op, finder, symbolTable));
           Operation *&slot = byParam[take.getParamAttr()].taker[point];
           slot = slot ? slot : op;
         }
