@@ -34,7 +34,9 @@ dist.parameter @b : tensor<2x4xbf16> fully_sharded on @world
 // CHECK: %[[TB:.*]] = dist.take_stash @b : tensor<2x4xf32>
 // CHECK: %[[AB:.*]] = arith.addf %[[TB]], %[[EB]] : tensor<2x4xf32>
 // CHECK: %[[RB:.*]] = arith.truncf %[[AB]] : tensor<2x4xf32> to tensor<2x4xbf16>
-// CHECK: %[[N:.*]] = arith.mulf %[[AF]], %[[AF]]
+// The other use of @f's synced gradient keeps this micro-batch's, as in
+// the no_sync variant and without no_sync; only the return adds the stash.
+// CHECK: %[[N:.*]] = arith.mulf %[[SF]], %[[SF]]
 // CHECK: return %[[SD]], %[[AF]], %[[RH]], %[[RB]], %[[N]]
 // The no_sync variant: @d stashes its local gradient, @h keeps its shard
 // phase, @f and @b keep their sync and stash its result; the other use of

@@ -57,7 +57,8 @@ static bool refuseOtherUses(Value value,
            << tied.resultIndex << " may return it";
     else
       diag << "this op uses the synchronized gradient, which only the return "
-              "may use";
+              "may use (`stash = synced` on the parameter keeps its sync "
+              "every micro-batch, and this use)";
     if (shortReturn)
       diag.attachNote(ret.getLoc())
           << "the synchronized gradient is returned here as result #"

@@ -13,6 +13,8 @@
 #include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
+#include <cmath>
+
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTCHOOSESTASHPASS
 #include "Dist/Transforms/Passes.h.inc"
@@ -32,7 +34,11 @@ struct DistChooseStashPass
     ModuleOp module = getOperation();
     int64_t bytes = budget;
     if (bytes < 0) {
-      emitErrorAt(module) << getArgument()
+      // At the first parameter: the module may have no location.
+      auto params = module.getOps<ParameterOp>();
+      Operation *at = params.empty() ? module.getOperation()
+                                     : (*params.begin()).getOperation();
+      emitErrorAt(at) << getArgument()
                           << ": expected a budget of 0 bytes or more "
                              "(budget=<bytes>), but it is "
                           << bytes;
@@ -56,8 +62,9 @@ struct DistChooseStashPass
       diag << ", what the stashes of the " << candidates->size()
            << " tied parameters hold at the least (each at its smallest "
               "point: `synced` or `shard` holds this rank's part of the "
-              "synced gradient, a `stash` attribute its own point), but it "
-              "is "
+              "synced gradient; a parameter with a `stash` attribute, or "
+              "whose stash the module already writes, its own point), but "
+              "it is "
            << bytes << " bytes";
       return signalPassFailure();
     }
@@ -72,14 +79,17 @@ struct DistChooseStashPass
                          "bytes per rank not sent per no_sync micro-batch",
                          candidate.param.getSymName(),
                          stringifyStashPoint(option.point),
-                         candidate.fixed ? " (its own)" : "",
+                         candidate.fixed ? " (its own)"
+                         : candidate.onlySynced
+                             ? " (its synced gradient has another use)"
+                             : "",
                          option.cost.memory,
-                         static_cast<int64_t>(option.cost.saved));
+                         std::llround(option.cost.saved));
     }
     remarkCounts(module, getArgument(),
                  {{"budget", bytes},
                   {"memory", choice->memory},
-                  {"saved-wire-bytes", static_cast<int64_t>(choice->saved)},
+                  {"saved-wire-bytes", std::llround(choice->saved)},
                   {"granularity", choice->granularity},
                   {"local", perPoint[0]},
                   {"shard", perPoint[1]},

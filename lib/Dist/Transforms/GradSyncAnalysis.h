@@ -159,8 +159,9 @@ LogicalResult rewriteToNoSync(func::FuncOp func,
 /// Rewrites each Synced tied gradient that does not consume the stash yet to
 /// add the stash where its no_sync variant took it (its stash point): its
 /// sync reads `take_stash + g`; its replicate phase reads `take_stash +
-/// shard`; or its sync's result becomes `take_stash + synced`. Returns how
-/// many changed.
+/// shard`; or its return reads `take_stash + synced` (other uses of the
+/// synced value keep this micro-batch's, as in the no_sync variant). Returns
+/// how many changed.
 unsigned rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
                            bool hsdpPartial);
 

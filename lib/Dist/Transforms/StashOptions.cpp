@@ -5,6 +5,7 @@
 #include "Dist/IR/CollectiveTraits.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistDialect.h"
+#include "ExplicitSync.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -44,11 +45,35 @@ FailureOr<std::vector<StashCandidate>>
 mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
                                bool keepOwnPoints) {
   llvm::DenseSet<StringAttr> tied;
-  module.walk([&](func::FuncOp func) {
-    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-      if (auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
-              i, DistDialect::getGradAttrName()))
-        tied.insert(ref.getAttr());
+  // Parameters whose returned sync has another use: skipping the sync would
+  // change that use (-apply-no-sync refuses it), so only `synced` is legal.
+  llvm::DenseMap<StringAttr, Operation *> syncUsed;
+  // Parameters whose stash the module already writes or takes, and its type.
+  llvm::DenseMap<StringAttr, Type> stashed;
+  module.walk([&](Operation *op) {
+    if (auto stash = dyn_cast<StashGradOp>(op))
+      stashed.try_emplace(stash.getParamAttr().getAttr(),
+                          stash.getGrad().getType());
+    else if (auto take = dyn_cast<TakeStashOp>(op))
+      stashed.try_emplace(take.getParamAttr().getAttr(), take.getType());
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return;
+    auto ret = func.isExternal()
+                   ? func::ReturnOp()
+                   : dyn_cast<func::ReturnOp>(
+                         func.getBody().back().getTerminator());
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto ref = func.getResultAttrOfType<FlatSymbolRefAttr>(
+          i, DistDialect::getGradAttrName());
+      if (!ref)
+        continue;
+      tied.insert(ref.getAttr());
+      Value value = ret ? ret.getOperand(i) : Value();
+      if (value && !value.hasOneUse() &&
+          (value.getDefiningOp<GradSyncOp>() || endsLikeExplicitSync(value)))
+        syncUsed.try_emplace(ref.getAttr(), *value.user_begin());
+    }
   });
   SymbolTableCollection symbolTable;
   std::vector<StashCandidate> candidates;
@@ -70,9 +95,19 @@ mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
       points.push_back(StashPoint::Shard);
     points.push_back(StashPoint::Synced);
     std::optional<StashPoint> fixed = param.getStash();
+    // A stash written without an attribute is at a default point: local,
+    // or hsdp-partial's shard when it has the shard's type.
+    if (!fixed && stashed.count(param.getSymNameAttr()))
+      fixed = stashed.lookup(param.getSymNameAttr()) ==
+                      plan->stashTypeOf(StashPoint::Local)
+                  ? StashPoint::Local
+                  : StashPoint::Shard;
     if (fixed && keepOwnPoints) {
       points = {*fixed};
       candidate.fixed = true;
+    } else if (Operation *user = syncUsed.lookup(param.getSymNameAttr())) {
+      points = {StashPoint::Synced};
+      candidate.onlySynced = user;
     }
     for (StashPoint point : points) {
       std::optional<int64_t> bytes =

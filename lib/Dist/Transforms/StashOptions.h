@@ -26,14 +26,20 @@ struct StashOption {
 
 /// A parameter whose gradient a function returns (`dist.grad`), with the
 /// stash points it may take: every point its sync allows (`shard` needs a
-/// replicate stage), or only its `stash` attribute when it has one (and
-/// its own points are kept).
+/// replicate stage); only `synced` when a returned sync of it has another
+/// use (skipping the sync would change that use); only its own point when
+/// its own points are kept and it has a `stash` attribute or the module
+/// already writes or takes its stash (a default point: local, or the shard
+/// by its type).
 struct StashCandidate {
   ParameterOp param;
   GradSyncPlan plan;
   SmallVector<StashOption, 3> options;
-  /// The parameter's `stash` attribute fixes its point.
+  /// The parameter's `stash` attribute, or a stash the module already
+  /// writes or takes, fixes its point.
   bool fixed = false;
+  /// A use of its returned sync besides the return: only `synced` keeps it.
+  Operation *onlySynced = nullptr;
 };
 
 /// The tied parameters of `module`, in declaration order. Fails, with an

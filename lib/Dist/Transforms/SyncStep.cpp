@@ -42,24 +42,25 @@ static void addStashBefore(Operation *reader, Value value,
   reader->replaceUsesOfWith(value, sum);
 }
 
-/// Makes every use of `sync`'s result read `take_stash(@param) + result`,
-/// added in the reduce type and converted back.
-static void addStashAfter(GradSyncOp sync, FlatSymbolRefAttr param,
-                          const GradSyncPlan &plan) {
+/// Makes the return of `t`'s gradient read `take_stash(@param) + synced`,
+/// added in the reduce type and converted back. Other uses of the synced
+/// value keep reading this micro-batch's: in the no_sync variant they do,
+/// and without no_sync they would.
+static void addStashAfter(TiedGradient &t, FlatSymbolRefAttr param) {
+  GradSyncOp sync = t.sync;
   OpBuilder builder(sync->getContext());
   builder.setInsertionPointAfter(sync);
   Location loc = sync.getLoc();
   Value synced = sync.getResult();
-  RankedTensorType type = plan.stashTypeOf(StashPoint::Synced);
+  RankedTensorType type = t.plan.stashTypeOf(StashPoint::Synced);
   Value converted =
       convertElements(builder, loc, synced, type.getElementType());
   auto take = TakeStashOp::create(builder, loc, type, param);
   Value sum = arith::AddFOp::create(builder, loc, take, converted);
   Value back =
-      convertElements(builder, loc, sum, plan.syncedType.getElementType());
-  Operation *reader = converted == synced ? sum.getDefiningOp()
-                                          : converted.getDefiningOp();
-  synced.replaceAllUsesExcept(back, reader);
+      convertElements(builder, loc, sum, t.plan.syncedType.getElementType());
+  auto func = sync->getParentOfType<func::FuncOp>();
+  func.getBody().back().getTerminator()->setOperand(t.resultIndex, back);
 }
 
 unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
@@ -102,7 +103,7 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
     case StashPoint::Synced:
       // The no_sync variant stashed its synced gradients: syncs are linear,
       // so sync(g) + sum_k sync(g_k) is the window's synced gradient.
-      addStashAfter(t.sync, param, t.plan);
+      addStashAfter(t, param);
       break;
     }
     ++changed;
@@ -132,8 +133,10 @@ struct DistSyncStepPass
     if (failed(funcs))
       return signalPassFailure();
     for (func::FuncOp func : *funcs) {
-      // Other uses of a synced gradient are fine here: they now see the
-      // whole window's gradient, which is what they saw before.
+      // Other uses of a synced gradient are fine here: at `local` and
+      // `shard` they now see the window's gradient (a clip of the
+      // accumulated gradient, as PyTorch clips .grad after the window); at
+      // `synced` they keep this micro-batch's, as the no_sync variant does.
       FailureOr<GradSyncAnalysis> analysis =
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))
