@@ -4,6 +4,8 @@
 // whole window.
 // RUN: dist-opt %s -split-input-file -verify-diagnostics -dist-loop-no-sync | FileCheck %s
 // RUN: dist-opt %s -split-input-file -verify-diagnostics -dist-no-sync-pipeline -dist-comm-report=micro-batches=3 -o /dev/null | FileCheck %s --check-prefix=REPORT
+// The whole pipeline accepts the loop forms it keeps.
+// RUN: dist-opt %s -split-input-file -verify-diagnostics -dist-no-sync-pipeline -o /dev/null
 
 dist.mesh @world shape = [2]
 dist.parameter @w : tensor<4x8xf32> fully_sharded on @world
@@ -62,4 +64,36 @@ func.func @not_from_zeros(%xs: tensor<3x8x8xf32>, %start: tensor<4x8xf32>)
     scf.yield %nv : tensor<4x8xf32>
   }
   return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// At `synced` nothing moves, so another use of each micro-batch's synced
+// gradient in the loop (a norm) is fine: it reads what it read (an outside
+// tester found it refused).
+dist.mesh @world shape = [2]
+dist.parameter @v : tensor<4x8xf32> fully_sharded on @world stash = synced
+
+// CHECK-LABEL: func.func @norm_in_loop
+// CHECK-SAME: attributes {dist.window}
+// CHECK: %[[SV:.*]] = dist.grad_sync %{{.*}} for @v
+// CHECK: arith.mulf %[[SV]], %[[SV]]
+// CHECK: arith.addf %{{.*}}, %[[SV]]
+func.func @norm_in_loop(%xs: tensor<3x8x8xf32>)
+    -> (tensor<4x8xf32> {dist.grad = @v}, tensor<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %z = arith.constant dense<0.0> : tensor<4x8xf32>
+  %r:2 = scf.for %k = %c0 to %c3 step %c1 iter_args(%av = %z, %an = %z)
+      -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+    %x = tensor.extract_slice %xs[%k, 0, 0] [1, 8, 8] [1, 1, 1]
+        : tensor<3x8x8xf32> to tensor<8x8xf32>
+    %sv = dist.grad_sync %x for @v : tensor<8x8xf32> -> tensor<4x8xf32>
+    %sq = arith.mulf %sv, %sv : tensor<4x8xf32>
+    %nn = arith.maximumf %an, %sq : tensor<4x8xf32>
+    %nv = arith.addf %av, %sv : tensor<4x8xf32>
+    scf.yield %nv, %nn : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
 }

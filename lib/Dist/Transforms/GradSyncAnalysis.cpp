@@ -113,10 +113,7 @@ static void markUnrecognized(TiedGradient &tied, Operation *at,
   tied.derivedFromCommunication = derived;
 }
 
-/// If `value` is the result of an scf.for that adds a dist.grad_sync to its
-/// accumulator (`scf.yield (arith.addf %acc, %sync)`: -dist-loop-no-sync
-/// under hsdp-partial keeps the shard phase in the loop), that sync.
-static GradSyncOp getLoopAccumulatedSync(Value value) {
+GradSyncOp mlir::dist::getLoopAccumulatedSync(Value value) {
   auto loop = value.getDefiningOp<scf::ForOp>();
   if (!loop)
     return {};
@@ -130,7 +127,7 @@ static GradSyncOp getLoopAccumulatedSync(Value value) {
     return {};
   Value added = add.getLhs() == acc ? add.getRhs() : add.getLhs();
   auto sync = added.getDefiningOp<GradSyncOp>();
-  if (!sync || !added.hasOneUse() || add.getLhs() == add.getRhs() ||
+  if (!sync || add.getLhs() == add.getRhs() ||
       (add.getLhs() != acc && add.getRhs() != acc))
     return {};
   return sync;

@@ -80,6 +80,13 @@ struct GradSyncAnalysis {
 FailureOr<GradSyncAnalysis>
 analyzeGradSyncs(func::FuncOp func, SymbolTableCollection &symbolTable);
 
+/// If `value` is the result of an scf.for that adds a dist.grad_sync to its
+/// accumulator and nothing else reads the accumulator (`scf.yield
+/// (arith.addf %acc, %sync)`: -dist-loop-no-sync keeps a `shard` parameter's
+/// shard phase, or a `synced` one's whole sync, in the loop), that sync.
+/// Other uses of the sync's value read each micro-batch's, as they did.
+GradSyncOp getLoopAccumulatedSync(Value value);
+
 /// If `value` is an explicit sync chain (ExplicitSync.h) that matches
 /// `param`'s plan, replaces it by dist.grad_sync and returns the new value;
 /// else returns null and changes nothing.

@@ -334,6 +334,19 @@ struct DistLoopNoSyncPass
         if (param)
           point = getStashPoint(lookupParameter(loop, param, &symbols),
                                 hsdpPartial);
+        // At `synced` nothing moves: a loop adding the parameter's whole
+        // sync to an accumulator from zeros is its window already, whatever
+        // else reads each micro-batch's synced gradient.
+        if (point == StashPoint::Synced) {
+          GradSyncOp sync = getLoopAccumulatedSync(loop->getResult(i));
+          if (sync && sync.getParamAttr() == param &&
+              sync.getPhase() == GradSyncPhase::Full &&
+              isZeroTensor(loop.getInitArgs()[i])) {
+            ++numKept;
+            moved = true;
+            continue;
+          }
+        }
         if (succeeded(rewrite(loop, i, bool(param), point, symbols, finder,
                               refusal))) {
           moved |= bool(param);
