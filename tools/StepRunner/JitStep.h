@@ -1,7 +1,7 @@
 //===- JitStep.h - a step compiled in process (JIT) ------------*- C++ -*-===//
 //
 // The JIT way to a dist_step::Step (dist-run): the no_sync pipeline, which
-// leaves its own output unchanged, an f32 boundary for a step of other float
+// leaves its own unbucketed output unchanged, an f32 boundary for a step of other float
 // types (F32Boundary.h), then -dist-lower-to-llvm and MLIR's
 // ExecutionEngine. Every rank of an mpirun job compiles the same module
 // (docs/Design.md, "Running any step"). Links MLIR; StepRunner.h does not.

@@ -5,7 +5,8 @@
 //          [--params-npy DIR] [--data-npy DIR] [--out-npy DIR]
 //
 // Compiles a training step in the frontend model of docs/Design.md in
-// process (the no_sync pipeline, which leaves its own output unchanged, then
+// process (the no_sync pipeline, which leaves its own unbucketed output
+// unchanged, then
 // -dist-lower-to-llvm) and JIT-compiles it with MLIR's ExecutionEngine
 // (tools/StepRunner/JitStep.h, whose window loop runs it); every rank
 // compiles the same module. Arguments tied
