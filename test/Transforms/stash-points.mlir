@@ -74,25 +74,6 @@ func.func @step(%gd: tensor<8x4xf32>, %gf: tensor<8x4xf32>,
 
 // -----
 
-// A stash written at one point and taken at another is refused: here the
-// no_sync variant was written while @f was `local` and the sync step
-// while it was `synced`.
-dist.mesh @world shape = [4]
-dist.parameter @f : tensor<2x4xf32> fully_sharded on @world stash = synced
-
-func.func @step(%gf: tensor<8x4xf32>) -> (tensor<2x4xf32> {dist.grad = @f}) {
-  %sf = dist.grad_sync %gf for @f : tensor<8x4xf32> -> tensor<2x4xf32>
-  return %sf : tensor<2x4xf32>
-}
-
-func.func @step_no_sync(%gf: tensor<8x4xf32>) {
-  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @f (stash = synced) to have its synced (sharded) type 'tensor<2x4xf32>', but got 'tensor<8x4xf32>'}}
-  dist.stash_grad_for_fsdp %gf for @f : tensor<8x4xf32>
-  return
-}
-
-// -----
-
 // The same with a replicated parameter, whose local and synced gradients
 // have one type: only the meaning tells them apart.
 dist.mesh @world shape = [4]
@@ -111,9 +92,3 @@ func.func @step(%g: tensor<8xf32>) -> (tensor<8xf32> {dist.grad = @d}) {
   %a = arith.addf %t, %s : tensor<8xf32>
   return %a : tensor<8xf32>
 }
-
-// -----
-
-dist.mesh @world shape = [4]
-// expected-error @+1 {{'dist.parameter' op expected `stash = shard` only on a parameter with replicate_axes (the shard is what the first of its two sync stages leaves), but it has none}}
-dist.parameter @f : tensor<2x4xf32> fully_sharded on @world stash = shard

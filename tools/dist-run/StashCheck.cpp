@@ -77,19 +77,18 @@ dist_run::expectNoSync(ModuleOp module, func::FuncOp sync, func::FuncOp noSync,
     if (!stashBytes)
       return error("the stash of @" + name + " has no byte size");
     stashedParam.stashBytes = *stashBytes;
-    if (std::optional<dist::GradSyncPhase> phase =
-            dist::GradSyncPlan::phaseBeforeStash(stashedParam.point))
-      for (const dist::GradSyncStage &stage : plan->stagesOf(*phase)) {
-        int kind = stage.kind == dist::CollectiveKind::ReduceScatter
-                       ? DISTRT_KIND_REDUCE_SCATTER
-                       : DISTRT_KIND_ALL_REDUCE;
-        std::optional<int64_t> bytes = dist::getTensorBytes(stage.inputType);
-        if (!bytes)
-          return error("a collective of the sync of @" + name +
-                       " has no byte size");
-        stashedParam.noSync.calls[kind] += 1;
-        stashedParam.noSync.bytes[kind] += *bytes;
-      }
+    for (const dist::GradSyncStage &stage :
+         plan->stagesRunAt(stashedParam.point)) {
+      int kind = stage.kind == dist::CollectiveKind::ReduceScatter
+                     ? DISTRT_KIND_REDUCE_SCATTER
+                     : DISTRT_KIND_ALL_REDUCE;
+      std::optional<int64_t> bytes = dist::getTensorBytes(stage.inputType);
+      if (!bytes)
+        return error("a collective of the sync of @" + name +
+                     " has no byte size");
+      stashedParam.noSync.calls[kind] += 1;
+      stashedParam.noSync.bytes[kind] += *bytes;
+    }
     expected.total += stashedParam.noSync;
     expected.stashBytes += stashedParam.stashBytes;
     expected.params.push_back(std::move(stashedParam));

@@ -79,18 +79,24 @@ struct GradSyncPlan {
   StashPoint stashPoint(bool hsdpPartial) const {
     return getStashPoint(param, hsdpPartial);
   }
-  /// The phase a no_sync micro-batch still runs before stashing at `point`:
-  /// none for Local.
-  static std::optional<GradSyncPhase> phaseBeforeStash(StashPoint point) {
+  /// The stages a no_sync micro-batch still runs at `point`: none at local,
+  /// the first at shard, all at synced.
+  ArrayRef<GradSyncStage> stagesRunAt(StashPoint point) const {
+    ArrayRef<GradSyncStage> all = stages;
     switch (point) {
     case StashPoint::Local:
-      return std::nullopt;
+      return {};
     case StashPoint::Shard:
-      return GradSyncPhase::Shard;
+      return all.take_front();
     case StashPoint::Synced:
-      return GradSyncPhase::Full;
+      return all;
     }
     llvm_unreachable("unknown stash point");
+  }
+  /// The stages it skips: the others, which the sync step runs once.
+  ArrayRef<GradSyncStage> stagesSkippedAt(StashPoint point) const {
+    return ArrayRef<GradSyncStage>(stages).drop_front(
+        stagesRunAt(point).size());
   }
   /// The type of the stash at `point`, in the reduce type: the unsharded
   /// gradient (Local), or this rank's synced part (Shard, Synced).

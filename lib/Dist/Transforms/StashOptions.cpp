@@ -27,20 +27,6 @@ static std::optional<double> wireBytesOf(ArrayRef<GradSyncStage> stages) {
   return wire;
 }
 
-/// What a no_sync micro-batch no longer sends when stashing at `point`.
-static std::optional<double> savedAt(const GradSyncPlan &plan,
-                                     StashPoint point) {
-  switch (point) {
-  case StashPoint::Local:
-    return wireBytesOf(plan.stages);
-  case StashPoint::Shard:
-    return wireBytesOf(plan.stagesOf(GradSyncPhase::Replicate));
-  case StashPoint::Synced:
-    return 0.0;
-  }
-  llvm_unreachable("unknown stash point");
-}
-
 FailureOr<std::vector<StashCandidate>>
 mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
                                bool keepOwnPoints) {
@@ -110,9 +96,8 @@ mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
       candidate.onlySynced = user;
     }
     for (StashPoint point : points) {
-      std::optional<int64_t> bytes =
-          getTensorBytes(plan->stashTypeOf(point));
-      std::optional<double> saved = savedAt(*plan, point);
+      std::optional<int64_t> bytes = getTensorBytes(plan->stashTypeOf(point));
+      std::optional<double> saved = wireBytesOf(plan->stagesSkippedAt(point));
       if (!bytes || !saved)
         return emitErrorAt(param)
                << passName << ": cannot count the bytes of the stash of "

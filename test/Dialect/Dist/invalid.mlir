@@ -328,6 +328,40 @@ func.func @stash_hybrid_shape(%g: tensor<4x6xf32>) {
 
 // -----
 
+// A parameter's stash point fixes its stash type: the synced shard only.
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w stash = synced
+func.func @stash_synced_unsharded(%g: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p (stash = synced) to have its synced (sharded) type 'tensor<4x3xf32>', but got 'tensor<8x3xf32>'}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<8x3xf32>
+  return
+}
+
+// -----
+
+// ... and `local` the unsharded gradient only, even for a hybrid parameter.
+dist.mesh @m shape = [2, 2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0] stash = local
+func.func @take_local_sharded() -> tensor<4x3xf32> {
+  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p (stash = local) to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
+  %t = dist.take_stash @p : tensor<4x3xf32>
+  return %t : tensor<4x3xf32>
+}
+
+// -----
+
+dist.mesh @w shape = [2]
+// expected-error @+1 {{'dist.parameter' op expected `stash = shard` only on a parameter with replicate_axes (the shard is what the first of its two sync stages leaves), but it has none}}
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w stash = shard
+
+// -----
+
+dist.mesh @w shape = [2]
+// expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'stash' [local, shard, synced]}}
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w stash = everything
+
+// -----
+
 dist.mesh @w shape = [2]
 dist.parameter @p : tensor<4x3xf32> replicated on @w
 func.func @take_stash_element_type() {
