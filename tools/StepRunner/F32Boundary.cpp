@@ -15,7 +15,15 @@ using namespace mlir;
 bool dist_step::needsF32Conversion(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() &&
-         isa<BFloat16Type, Float16Type, Float64Type>(tensor.getElementType());
+         (isa<BFloat16Type, Float16Type, Float64Type>(
+              tensor.getElementType()) ||
+          isHostIntegerType(tensor.getElementType()));
+}
+
+bool dist_step::isHostIntegerType(Type element) {
+  auto integer = dyn_cast<IntegerType>(element);
+  return integer && integer.isSignless() &&
+         llvm::is_contained({1u, 32u, 64u}, integer.getWidth());
 }
 
 /// `type` as the host holds it: f32 for a tensor the boundary converts.
@@ -27,10 +35,17 @@ static Type hostType(Type type) {
 }
 
 /// `value` converted elementwise to `type`: narrower rounds to nearest even
-/// (arith.truncf without a rounding mode), wider is exact.
+/// (arith.truncf without a rounding mode), wider is exact; an f32 to an
+/// integer is exact for the integers the host checked (|v| <= 2^24), a bool
+/// is 0 or 1 (arith.fptoui: fptosi of 1.0 to i1 is poison).
 static Value convert(OpBuilder &builder, Location loc, Value value, Type type) {
   if (value.getType() == type)
     return value;
+  if (auto integer = dyn_cast<IntegerType>(getElementTypeOrSelf(type))) {
+    if (integer.getWidth() == 1)
+      return arith::FPToUIOp::create(builder, loc, type, value);
+    return arith::FPToSIOp::create(builder, loc, type, value);
+  }
   unsigned from = getElementTypeOrSelf(value).getIntOrFloatBitWidth();
   unsigned to = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
   if (to < from)

@@ -9,7 +9,9 @@
 // in f32 on the host and is rounded to bf16 (to nearest even) at each call,
 // like a mixed-precision optimizer's master weights; its bf16 or f16
 // gradient widens to f32 exactly. An f64 argument widens exactly; an f64
-// result is rounded to f32.
+// result is rounded to f32. An integer data argument (i64 or i32 token ids,
+// an i1 mask) is held as f32 integers, exact up to 2^24 in magnitude (the
+// host checks), and converted exactly; integer results are not supported.
 //
 // The wrapper keeps the arguments' and results' attributes except the ties
 // (dist.param, dist.grad): their verifier holds them to the parameter's own
@@ -26,8 +28,12 @@
 namespace dist_step {
 
 /// Whether `type` is a tensor the boundary converts: statically shaped, of
-/// bf16, f16 or f64.
+/// bf16, f16 or f64, or of an integer type the host holds as f32.
 bool needsF32Conversion(mlir::Type type);
+
+/// Whether an argument of this element type is held as f32 integers by the
+/// host: signless i1, i32 or i64.
+bool isHostIntegerType(mlir::Type element);
 
 /// Gives `func` (public, with a body) an f32 boundary if any of its
 /// arguments or results needs one: renames it to a private @<name>.typed

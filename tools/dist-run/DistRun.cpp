@@ -54,7 +54,9 @@
 // and the file (exit 1).
 //
 // The step's arguments and results must be statically shaped tensors of
-// bf16, f16, f32 or f64. The host's tensors (parameters, data, SGD, files,
+// bf16, f16, f32 or f64; a data argument may also be i1, i32 or i64 (token
+// ids, masks: read from --data-npy files of integers, held as f32 integers,
+// exact up to 2^24). The host's tensors (parameters, data, SGD, files,
 // checks) are f32 whatever the step's type: after the no_sync pipeline, a
 // step with other types gets an f32 boundary before the lowering
 // (tools/StepRunner/F32Boundary.h), so a bf16 parameter's master copy is f32
@@ -170,6 +172,14 @@ int main(int argc, char **argv) {
     return 1;
   if (shapesOf(noSyncArgs) != shapesOf(args))
     return fail("@" + noSync + " does not take @" + entry + "'s arguments");
+  // Random f32 data means nothing as token ids or masks: their values (and
+  // their range: a vocabulary) come from the frontend's files.
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].integral() && dataNpyOpt.empty())
+      return fail("data argument #" + std::to_string(i) + " of @" + entry +
+                  " is " + typeString(args[i]) +
+                  ": integer data (token ids, masks) must come from "
+                  "--data-npy (dist-run draws only float data at random)");
   if (windowOpt)
     for (size_t i = 0; i < args.size(); ++i)
       if (args[i].param.empty() &&
@@ -323,7 +333,9 @@ int main(int argc, char **argv) {
         if (windowOpt)
           shape.erase(shape.begin());
         std::vector<float> data;
-        dist_run::readNpyOfShape(path, shape, data, fileError);
+        if (dist_run::readNpyOfShape(path, shape, data, fileError) &&
+            args[i].integral())
+          dist_run::checkIntegers(path, data, args[i].element, fileError);
         std::vector<float> &into = windowData[windowOpt ? 0 : micro][i];
         into.insert(into.end(), data.begin(), data.end());
       }

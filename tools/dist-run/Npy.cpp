@@ -12,7 +12,10 @@
 
 #include <algorithm>
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -188,9 +191,11 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
   if (!haveDescr || !haveOrder || !haveShape)
     return bad(
         "malformed .npy header (needs 'descr', 'fortran_order' and 'shape')");
-  if (descr != "<f4")
+  size_t width = descr == "<i8" ? 8 : 4;
+  if (descr != "<f4" && descr != "<i8" && descr != "<i4")
     return bad("unsupported dtype '" + descr +
-               "' (dist-run reads little-endian float32, '<f4')");
+               "' (dist-run reads little-endian float32, '<f4', and "
+               "integers, '<i8' or '<i4')");
   if (fortran)
     return bad("unsupported Fortran order (expected C order)");
 
@@ -201,15 +206,52 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
     count *= size_t(d);
   }
   size_t have = bytes.size() - dataStart;
-  if (have != count * 4)
+  if (have != count * width)
     return bad("holds " + std::to_string(have) + " data bytes, but shape " +
-               shapeString(shape) + " of float32 needs " +
-               std::to_string(count * 4));
+               shapeString(shape) + " of " + descr + " needs " +
+               std::to_string(count * width));
   data.resize(count);
-  if (count)
-    std::memcpy(data.data(), bytes.data() + dataStart, count * 4);
-  if (!hostIsLittleEndian())
-    swapFloats(data);
+  if (descr == "<f4") {
+    if (count)
+      std::memcpy(data.data(), bytes.data() + dataStart, count * 4);
+    if (!hostIsLittleEndian())
+      swapFloats(data);
+    return true;
+  }
+  // Integers, little-endian, into f32 where exact.
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t bits = 0;
+    for (size_t b = width; b-- > 0;)
+      bits = bits << 8 | (unsigned char)bytes[dataStart + i * width + b];
+    int64_t value = width == 8 ? int64_t(bits) : int64_t(int32_t(bits));
+    if (value > (1 << 24) || value < -(1 << 24))
+      return bad("integer " + std::to_string(value) + " at index " +
+                 std::to_string(i) +
+                 " is not exact in float32 (dist-run holds integers as f32: "
+                 "at most 2^24 in magnitude)");
+    data[i] = float(value);
+  }
+  return true;
+}
+
+bool dist_run::checkIntegers(const std::string &path,
+                             llvm::ArrayRef<float> data, mlir::Type element,
+                             std::string &error) {
+  bool boolean = element.isInteger(1);
+  for (size_t i = 0; i < data.size(); ++i) {
+    float v = data[i];
+    bool ok = boolean ? (v == 0.0f || v == 1.0f)
+                      : (v == std::nearbyint(v) && std::fabs(v) <= 16777216.0f);
+    if (!ok) {
+      std::string type;
+      llvm::raw_string_ostream(type) << element;
+      error = "'" + path + "': value " + std::to_string(v) + " at index " +
+              std::to_string(i) + " is not " +
+              (boolean ? "0 or 1" : "an integer of magnitude at most 2^24") +
+              " (the argument is " + type + ")";
+      return false;
+    }
+  }
   return true;
 }
 

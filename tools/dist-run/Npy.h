@@ -2,13 +2,16 @@
 //
 // The subset of NumPy's .npy format dist-run reads and writes: little-endian
 // f32 ('<f4'), C order, format version 1.0 or 2.0 when reading, 1.0 when
-// writing. Anything else is rejected with a message naming the file.
+// writing; it also reads little-endian int64 and int32 ('<i8', '<i4': token
+// ids), into f32 where each value is exact (|v| <= 2^24). Anything else is
+// rejected with a message naming the file.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DIST_TOOLS_DIST_RUN_NPY_H
 #define DIST_TOOLS_DIST_RUN_NPY_H
 
+#include "mlir/IR/Types.h"
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
@@ -21,6 +24,11 @@ namespace dist_run {
 /// `error` to a message that names the file.
 bool readNpy(const std::string &path, std::vector<int64_t> &shape,
              std::vector<float> &data, std::string &error);
+
+/// Fails, setting `error` (naming `path`), unless every value is an integer
+/// of `element` (i1: 0 or 1) that f32 holds exactly.
+bool checkIntegers(const std::string &path, llvm::ArrayRef<float> data,
+                   mlir::Type element, std::string &error);
 
 /// Writes `data` with `shape` to `path` (NPY 1.0, '<f4', C order).
 bool writeNpy(const std::string &path, const std::vector<int64_t> &shape,

@@ -4,6 +4,7 @@
 
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
+#include "F32Boundary.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -29,17 +30,26 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results,
   for (unsigned i = 0; i < n; ++i) {
     Type type = results ? func.getResultTypes()[i] : func.getArgumentTypes()[i];
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape() ||
-        !isa<BFloat16Type, Float16Type, Float32Type, Float64Type>(
-            tensor.getElementType()))
+    auto tie = results ? func.getResultAttrOfType<FlatSymbolRefAttr>(
+                             i, dist::DistDialect::getGradAttrName())
+                       : func.getArgAttrOfType<FlatSymbolRefAttr>(
+                             i, dist::DistDialect::getParamAttrName());
+    bool floating = tensor && isa<BFloat16Type, Float16Type, Float32Type,
+                                  Float64Type>(tensor.getElementType());
+    bool integral = tensor && !results && !tie &&
+                    dist_step::isHostIntegerType(tensor.getElementType());
+    if (!tensor || !tensor.hasStaticShape() || !(floating || integral))
       return emitError(locationOf(func, results, i))
              << "dist-run supports statically shaped tensors of bf16, f16, "
-                "f32 or f64 only, but "
+                "f32 or f64 (and i1, i32 or i64 for data arguments) only, but "
              << (results ? "result #" : "argument #") << i << " is " << type;
     Slot slot;
-    slot.element = slot.reduce = cast<FloatType>(tensor.getElementType());
+    slot.element = tensor.getElementType();
+    if (floating)
+      slot.reduce = cast<FloatType>(slot.element);
     // What the step holds; the host's f32 copy is the runner's own.
-    std::optional<uint64_t> bytes = slot.element.getWidth() / 8;
+    std::optional<uint64_t> bytes =
+        (slot.element.getIntOrFloatBitWidth() + 7) / 8;
     for (int64_t d : tensor.getShape())
       if (bytes)
         bytes = llvm::checkedMulUnsigned<uint64_t>(*bytes, d);
@@ -48,10 +58,6 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results,
     slot.bytes =
         bytes.value_or(UINT64_MAX); // past 2^64: more than any machine has
     slot.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-    auto tie = results ? func.getResultAttrOfType<FlatSymbolRefAttr>(
-                             i, dist::DistDialect::getGradAttrName())
-                       : func.getArgAttrOfType<FlatSymbolRefAttr>(
-                             i, dist::DistDialect::getParamAttrName());
     if (tie)
       slot.param = tie.getValue().str();
     if (tie && results)
@@ -105,7 +111,8 @@ LogicalResult dist_run::checkFitsInMemory(func::FuncOp func, bool results,
 
 SyncTolerance dist_run::syncToleranceOf(const Slot &gradient) {
   SyncTolerance tolerance;
-  FloatType reduce = gradient.reduce, rounded = gradient.element;
+  FloatType reduce = gradient.reduce,
+            rounded = cast<FloatType>(gradient.element);
   if (reduce.getFPMantissaWidth() < 24) {
     tolerance.compared = false;
     return tolerance;

@@ -47,8 +47,9 @@ struct Tensor {
 /// What the runner knows of one argument or result of the step.
 struct Slot {
   std::vector<int64_t> shape;
-  /// The step's element type (the host holds f32).
-  mlir::FloatType element;
+  /// The step's element type (the host holds f32): a float type, or for a
+  /// data argument i1, i32 or i64 (token ids, masks), held as f32 integers.
+  mlir::Type element;
   /// For a gradient: the type it is stashed and reduced in (its parameter's
   /// reduce_dtype, by default `element`).
   mlir::FloatType reduce;
@@ -58,11 +59,15 @@ struct Slot {
   // A padded parameter's true dim 0 (its unsharded_dim0): rows of the shard
   // past it are padding, held as zeros. -1: not padded.
   int64_t unshardedDim0 = -1;
+
+  /// Whether the host holds this argument as integers in f32.
+  bool integral() const { return mlir::isa<mlir::IntegerType>(element); }
 };
 
 /// Reads the arguments (or results) of `func` before its f32 boundary
 /// (tools/StepRunner/F32Boundary.h): static tensor shapes of bf16, f16, f32
-/// or f64, and the parameter each is tied to.
+/// or f64 (or i1, i32, i64 for an argument not tied to a parameter), and
+/// the parameter each is tied to.
 mlir::LogicalResult readSlots(mlir::func::FuncOp func, bool results,
                               std::vector<Slot> &slots);
 

@@ -227,6 +227,11 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   arith::ArithExpandOpsPassOptions expandBf16;
   expandBf16.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expandBf16));
+  // Math ops LLVM has no intrinsic for (math.erf: GELU's exact form, which
+  // PyTorch models use) become calls of the C library's functions (erff),
+  // after the ones it has intrinsics for.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(std::make_unique<CheckLoweredToLLVMPass>());

@@ -1,0 +1,161 @@
+"""dist-torch: PyTorch models through dist.
+
+    dist-torch emit  MODEL.py [--config ci] [--world 2] [--k 4] [--placement SPEC] [-o step.mlir]
+    dist-torch train MODEL.py [--config ci] [--world 2] [--k 4] [--windows 3]
+                     [--placement SPEC] [--lr 0.1] [--workdir DIR] [--no-compare]
+                     [--spoil drop-micro-batch|double-average] [-- DIST-RUN OPTIONS]
+
+`emit` traces MODEL.py's training step (python/dist_torch/recipe.py) and
+writes it as a dist module. `train` also runs it: W ranks under mpirun,
+windows of K micro-batches with no_sync, SGD between windows (dist-run,
+which checks each window against always-sync accumulation itself), then
+the same model, initial parameters and data under PyTorch's
+DistributedDataParallel with no_sync (gloo), and compares every window's
+losses and gradients (compare.py states the bound). Exit 0 when all agree.
+
+SPEC places parameters: one of ddp, zero2, zero3, hsdp (ZeRO-3 within
+pairs of ranks, replicated across: W >= 4), hsdp2, for all, or
+'PATTERN=KIND,...' per parameter (fnmatch on names, first match wins).
+With --spoil the PyTorch reference is made wrong on purpose and the
+command succeeds only if the comparison catches it.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import torch
+
+from . import compare, files, oracle, placement, recipe as recipes, run
+from .emit import emit_module
+from .mlir import EmitError
+from .trace import trace_step
+
+
+def _args(argv):
+    p = argparse.ArgumentParser(prog="dist-torch", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["emit", "train"])
+    p.add_argument("model", help="a model file with dist_model, dist_batch, dist_loss")
+    p.add_argument("--config", default="ci")
+    p.add_argument("--world", type=int, default=2)
+    p.add_argument("--k", type=int, default=4)
+    p.add_argument("--windows", type=int, default=3)
+    p.add_argument("--micro-batch", type=int, default=None,
+                   help="sequences per rank per micro-batch (default: the file's)")
+    p.add_argument("--placement", default="ddp")
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workdir", default=None, help="keep the run's files here")
+    p.add_argument("-o", "--output", default=None)
+    p.add_argument("--no-compare", action="store_true")
+    p.add_argument("--spoil", choices=oracle.SPOILS, default=None)
+    p.add_argument("--dist-run", default=None)
+    p.add_argument("dist_run_args", nargs="*", help="after --: passed to dist-run")
+    return p.parse_args(argv)
+
+
+def _trace(a, recipe):
+    model = recipe.build(a.seed)
+    micro_batch = a.micro_batch or _file_micro_batch(recipe)
+    batch = recipe.draw(micro_batch, a.seed, 0, 0, 0)
+    step = trace_step(model, recipe.loss, batch, a.k)
+    names = [p[0] for p in step.params]
+    try:
+        placements = placement.parse_spec(a.placement, names, a.world)
+    except ValueError as e:
+        raise SystemExit("dist-torch: %s" % e)
+    return model, micro_batch, step, placements
+
+
+def _file_micro_batch(recipe) -> int:
+    module = sys.modules.get("dist_recipe_" + os.path.splitext(os.path.basename(recipe.path))[0])
+    table = getattr(module, "MICRO_BATCH", {})
+    return table.get(recipe.config, 2)
+
+
+def main(argv=None) -> int:
+    a = _args(sys.argv[1:] if argv is None else argv)
+    torch.set_num_threads(1)
+    recipe = recipes.load(a.model, a.config)
+    try:
+        model, micro_batch, step, placements = _trace(a, recipe)
+        text = emit_module(step, placements, a.model)
+    except EmitError as e:
+        print("dist-torch: error: %s" % e, file=sys.stderr)
+        return 1
+    if a.command == "emit":
+        if a.output and a.output != "-":
+            with open(a.output, "w") as f:
+                f.write(text)
+        else:
+            sys.stdout.write(text)
+        return 0
+
+    workdir = a.workdir or tempfile.mkdtemp(prefix="dist-torch-")
+    if os.path.exists(workdir):
+        for sub in ("out", "torch", "data", "params"):
+            shutil.rmtree(os.path.join(workdir, sub), ignore_errors=True)
+    os.makedirs(workdir, exist_ok=True)
+    with open(os.path.join(workdir, "step.mlir"), "w") as f:
+        f.write(text)
+    files.write_params(model, workdir)
+    files.write_data(recipe, workdir, a.world, a.k, a.windows, micro_batch,
+                     len(step.params), a.seed)
+    tokens = a.world * a.k * micro_batch * _tokens_per_sequence(step)
+    print("dist-torch: %s (%s): %d parameters in %d tensors, W=%d, K=%d, micro-batch %d, "
+          "%d tokens per window; placement %s; files in %s"
+          % (os.path.basename(a.model), a.config, sum(p[2].numel() for p in step.params),
+             len(step.params), a.world, a.k, micro_batch, tokens, a.placement, workdir))
+    sys.stdout.flush()
+    start = time.time()
+    proc = run.run_dist(workdir, a.world, a.k, a.windows, a.lr, run.find_tool("dist-run", a.dist_run),
+                        a.dist_run_args)
+    run.relay(proc, prefix="  dist-run: ")
+    if proc.returncode != 0:
+        print("dist-torch: FAIL: dist-run exited %d" % proc.returncode)
+        return 1
+    print("dist-torch: dist-run passed (%.1f s)" % (time.time() - start))
+    if a.no_compare:
+        return 0
+    sys.stdout.flush()
+    start = time.time()
+    oracle.run(recipe.path, a.config, workdir, a.world, a.k, a.windows, a.lr, a.spoil or "")
+    print("dist-torch: PyTorch DDP reference done (%.1f s)" % (time.time() - start))
+    names = [p[0] for p in step.params]
+    full = {name: tuple(p.shape) for name, _, p in step.params}
+    failures = []
+    for w in range(a.windows):
+        grads, problems = files.read_dist_grads(workdir, w, a.world, names, placements, full)
+        failures += ["window %d: %s" % (w, p) for p in problems]
+        failures += compare.compare_window(
+            w, grads, files.read_torch_grads(workdir, w, names),
+            files.read_dist_losses(workdir, w, a.k, a.world),
+            files.read_torch_losses(workdir, w, a.k, a.world))
+    for f in failures[:20]:
+        print("dist-torch: mismatch: %s" % f)
+    if a.spoil:
+        if failures:
+            print("dist-torch: PASS: the spoiled reference (%s) was caught: %d mismatches"
+                  % (a.spoil, len(failures)))
+            return 0
+        print("dist-torch: FAIL: the spoiled reference (%s) was NOT caught" % a.spoil)
+        return 1
+    if failures:
+        print("dist-torch: FAIL: %d mismatches against PyTorch DDP" % len(failures))
+        return 1
+    print("dist-torch: PASS: %d windows of losses and gradients agree with PyTorch DDP no_sync"
+          % a.windows)
+    return 0
+
+
+def _tokens_per_sequence(step) -> int:
+    first = step.data[0]
+    return first.shape[1] if first.dim() > 1 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

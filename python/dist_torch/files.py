@@ -1,0 +1,122 @@
+"""The run directory both sides read: the initial parameters and every
+rank's data, as .npy files in dist-run's layout (docs/Design.md, "Running
+any step"), and dist-run's results read back.
+
+    params/<name>.npy              one distinct parameter, unsharded
+    data/w<w>_k<k>_r<r>_a<a>.npy   step argument a (after the parameters)
+    data/count, data/first         how many data arguments, the first's index
+    out/                           dist-run --out-npy
+    torch/                         the PyTorch reference (oracle.py)
+"""
+
+import os
+from typing import Dict, List
+
+import numpy as np
+import torch
+
+from .placement import Placement
+
+
+def data_path(workdir: str, window: int, micro: int, rank: int, i: int) -> str:
+    with open(os.path.join(workdir, "data", "first")) as f:
+        first = int(f.read())
+    return os.path.join(workdir, "data", "w%d_k%d_r%d_a%d.npy" % (window, micro, rank, first + i))
+
+
+def write_params(model: torch.nn.Module, workdir: str) -> None:
+    os.makedirs(os.path.join(workdir, "params"), exist_ok=True)
+    for name, p in model.named_parameters():
+        np.save(os.path.join(workdir, "params", name + ".npy"),
+                p.detach().to(torch.float32).numpy())
+
+
+def load_params(model: torch.nn.Module, workdir: str) -> None:
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.from_numpy(np.load(os.path.join(workdir, "params", name + ".npy"))))
+
+
+def write_data(recipe, workdir: str, world: int, k: int, windows: int, micro_batch: int,
+               first: int, seed: int) -> None:
+    d = os.path.join(workdir, "data")
+    os.makedirs(d, exist_ok=True)
+    count = None
+    for w in range(windows):
+        for micro in range(k):
+            for r in range(world):
+                batch = recipe.draw(micro_batch, seed, w, micro, r)
+                count = len(batch)
+                for i, t in enumerate(batch):
+                    np.save(os.path.join(d, "w%d_k%d_r%d_a%d.npy" % (w, micro, r, first + i)),
+                            t.numpy())
+    with open(os.path.join(d, "count"), "w") as f:
+        f.write(str(count))
+    with open(os.path.join(d, "first"), "w") as f:
+        f.write(str(first))
+
+
+def shard_position(placement: Placement, rank: int):
+    """(shard index, whether this rank holds the first copy of its shard)."""
+    shape = placement.mesh.shape
+    coords, r = [], rank
+    for extent in reversed(shape):
+        coords.append(r % extent)
+        r //= extent
+    coords.reverse()
+    axes = placement.shard_axes or tuple(range(len(shape)))
+    index = 0
+    for a in axes:
+        index = index * shape[a] + coords[a]
+    others = [coords[a] for a in range(len(shape)) if a not in axes]
+    return index, all(c == 0 for c in others)
+
+
+def read_dist_grads(workdir: str, window: int, world: int, names: List[str],
+                    placements: Dict[str, Placement], full_shapes: Dict[str, tuple]):
+    """The window's gradients dist-run wrote, unsharded: (grads, problems),
+    problems naming replicas that disagree (they must be bitwise equal)."""
+    out = os.path.join(workdir, "out")
+    grads, problems = {}, []
+    for res, name in enumerate(names, start=1):
+        pl = placements[name]
+        per_rank = [np.load(os.path.join(out, "w%d_r%d_grad%d.npy" % (window, r, res)))
+                    for r in range(world)]
+        if not pl.sharded:
+            for r in range(1, world):
+                if not np.array_equal(per_rank[r], per_rank[0]):
+                    problems.append("%s: rank %d's gradient differs from rank 0's" % (name, r))
+            grads[name] = per_rank[0]
+            continue
+        shards = {}
+        for r in range(world):
+            index, first = shard_position(pl, r)
+            if index in shards:
+                if not np.array_equal(shards[index], per_rank[r]):
+                    problems.append("%s: rank %d's shard %d differs from its replica"
+                                    % (name, r, index))
+            else:
+                shards[index] = per_rank[r]
+        full = np.concatenate([shards[i] for i in range(len(shards))], axis=0)
+        rows = full_shapes[name][0]
+        if np.any(full[rows:] != 0):
+            problems.append("%s: the padding rows' gradient is not zero" % name)
+        grads[name] = full[:rows]
+    return grads, problems
+
+
+def read_dist_losses(workdir: str, window: int, k: int, world: int):
+    out = os.path.join(workdir, "out")
+    return np.array([[float(np.load(os.path.join(out, "w%d_k%d_r%d_out0.npy" % (window, m, r))))
+                      for r in range(world)] for m in range(k)])
+
+
+def read_torch_losses(workdir: str, window: int, k: int, world: int):
+    t = os.path.join(workdir, "torch")
+    return np.array([[float(np.load(os.path.join(t, "w%d_k%d_r%d_loss.npy" % (window, m, r))))
+                      for r in range(world)] for m in range(k)])
+
+
+def read_torch_grads(workdir: str, window: int, names: List[str]):
+    t = os.path.join(workdir, "torch")
+    return {n: np.load(os.path.join(t, "w%d_%s.npy" % (window, n))) for n in names}

@@ -1,0 +1,205 @@
+"""Indexing: gathers (embedding, gather, index, index_select), scatters
+(scatter of one position per row, index_put with accumulation: the
+embedding's gradient).
+
+PyTorch raises on an index out of range; a compiled step must not read or
+write out of bounds instead. Each op checks its indices (cf.assert: the job
+aborts naming the op and the user's line) and clamps them, so that no
+reordering of the check can let an access go out of bounds.
+"""
+
+from .mlir import Tensor, tensor_type
+from .ops import arith, normalize_dim, register
+
+
+def _origin_text(ctx):
+    node = getattr(ctx, "node", None)
+    origin = node.meta.get("dist_origin") if node is not None else None
+    op = str(node.target) if node is not None else "an index op"
+    return "%s at %s" % (op, origin.describe() if origin else "an op PyTorch added")
+
+
+def _check_indices(ctx, idx: Tensor, size: int, wrap: bool):
+    """cf.assert that every index lies in [0, size) ([-size, size) if wrap)."""
+    b = ctx.builder
+    rank = len(idx.shape)
+    init = b.splat(False, [], "i1")
+    lo = -size if wrap else 0
+
+    def body(bb, v):
+        i = bb.convert(v[0], idx.elem, "i64")
+        low = bb.op("arith.cmpi slt, %s, %s : i64" % (i, bb.const(lo, "i64")))
+        high = bb.op("arith.cmpi sge, %s, %s : i64" % (i, bb.const(size, "i64")))
+        bad = bb.op("arith.ori %s, %s : i1" % (low, high))
+        return bb.op("arith.ori %s, %s : i1" % (v[1], bad))
+    any_bad = b.generic([], "i1", [(idx, ["d%d" % d for d in range(rank)])], body,
+                        ["reduction"] * rank, [], init, hint="oob")
+    flag = b.op("tensor.extract %s[] : %s" % (any_bad.ssa, any_bad.type), "oob")
+    true = b.op("arith.constant true", "t")
+    ok = b.op("arith.xori %s, %s : i1" % (flag, true), "ok")
+    message = "dist_torch: index out of range [%d, %d) in %s" % (lo, size, _origin_text(ctx))
+    b.op('cf.assert %s, "%s"' % (ok, message.replace("\\", "\\\\").replace('"', "'")), results=0)
+
+
+def _safe_index(bb, value: str, elem: str, size: int, wrap: bool) -> str:
+    """`value` as an index in [0, size): wrapped if negative (when allowed),
+    0 where out of range (the check above has failed the job then)."""
+    i = bb.convert(value, elem, "i64")
+    if wrap:
+        neg = bb.op("arith.cmpi slt, %s, %s : i64" % (i, bb.const(0, "i64")))
+        i = bb.op("arith.select %s, %s, %s : i64" % (
+            neg, arith(bb, "add", i, bb.const(size, "i64"), "i64"), i))
+    low = bb.op("arith.cmpi slt, %s, %s : i64" % (i, bb.const(0, "i64")))
+    high = bb.op("arith.cmpi sge, %s, %s : i64" % (i, bb.const(size, "i64")))
+    bad = bb.op("arith.ori %s, %s : i1" % (low, high))
+    i = bb.op("arith.select %s, %s, %s : i64" % (bad, bb.const(0, "i64"), i))
+    return bb.op("arith.index_cast %s : i64 to index" % i)
+
+
+def _extract(bb, t: Tensor, logical_indices):
+    stored = [None] * len(t.shape)
+    for i, v in enumerate(logical_indices):
+        stored[t.stored_dim(i)] = v
+    return bb.op("tensor.extract %s[%s] : %s" % (t.ssa, ", ".join(stored), t.type))
+
+
+def _gather_rows(ctx, table: Tensor, idx: Tensor, wrap: bool):
+    """out[i..., j...] = table[idx[i...], j...]."""
+    _check_indices(ctx, idx, table.shape[0], wrap)
+    out_shape, elem = ctx.result()
+    s, rest = len(idx.shape), len(table.shape) - 1
+
+    def body(bb, v):
+        row = _safe_index(bb, v[0], idx.elem, table.shape[0], wrap)
+        cols = [bb.index(s + j) for j in range(rest)]
+        return _extract(bb, table, [row] + cols)
+    return ctx.builder.generic(out_shape, elem, [(idx, ["d%d" % d for d in range(s)])],
+                               body, hint="gather")
+
+
+@register("aten.embedding.default")
+def _embedding(ctx, weight, indices, padding_idx=-1, *_):
+    return _gather_rows(ctx, weight, indices, wrap=False)
+
+
+@register("aten.index.Tensor")
+def _index(ctx, x, indices):
+    if len(indices) != 1 or indices[0] is None or indices[0].elem == "i1":
+        raise ctx.error("only indexing of dim 0 by one integer tensor is supported")
+    return _gather_rows(ctx, x, indices[0], wrap=True)
+
+
+@register("aten.index_select.default")
+def _index_select(ctx, x, dim, index):
+    dim = normalize_dim(ctx, dim, len(x.shape))
+    _check_indices(ctx, index, x.shape[dim], wrap=False)
+    out_shape, elem = ctx.result()
+    rank = len(x.shape)
+
+    def body(bb, v):
+        ids = [bb.index(d) for d in range(rank)]
+        ids[dim] = _safe_index(bb, v[0], index.elem, x.shape[dim], False)
+        return _extract(bb, x, ids)
+    return ctx.builder.generic(out_shape, elem, [(index, ["d%d" % dim])], body, hint="gather")
+
+
+@register("aten.gather.default")
+def _gather(ctx, x, dim, index, sparse_grad=False):
+    rank = len(x.shape)
+    dim = normalize_dim(ctx, dim, rank)
+    _check_indices(ctx, index, x.shape[dim], wrap=False)
+    out_shape, elem = ctx.result()
+
+    def body(bb, v):
+        ids = [bb.index(d) for d in range(rank)]
+        ids[dim] = _safe_index(bb, v[0], index.elem, x.shape[dim], False)
+        return _extract(bb, x, ids)
+    return ctx.builder.generic(out_shape, elem, [(index, ["d%d" % d for d in range(rank)])],
+                               body, hint="gather")
+
+
+def _scatter_one(ctx, x, dim, index, src):
+    """out = x with out[i with dim = index[i with dim = 0]] = src, for an
+    index of extent 1 along dim covering x elsewhere."""
+    rank = len(x.shape)
+    dim = normalize_dim(ctx, dim, rank)
+    if index.shape[dim] != 1 or any(index.shape[d] != x.shape[d]
+                                    for d in range(rank) if d != dim):
+        raise ctx.error("scatter is supported for one index per row along dim %d "
+                        "(index %s, self %s)" % (dim, list(index.shape), list(x.shape)))
+    _check_indices(ctx, index, x.shape[dim], wrap=False)
+    elem = x.elem
+    ids = ["d%d" % d for d in range(rank)]
+    idx_exprs = [None if d == dim else "d%d" % d for d in range(rank)]
+    inputs = [(x, ids), (index, idx_exprs)]
+    if isinstance(src, Tensor):
+        inputs.append((src, idx_exprs))
+
+    def body(bb, v):
+        here = bb.op("arith.index_cast %s : index to i64" % bb.index(dim))
+        target = bb.convert(v[1], index.elem, "i64")
+        hit = bb.op("arith.cmpi eq, %s, %s : i64" % (here, target))
+        value = bb.convert(v[2], src.elem, elem) if isinstance(src, Tensor) \
+            else bb.const(src, elem)
+        return bb.op("arith.select %s, %s, %s : %s" % (hit, value, v[0], elem))
+    return ctx.builder.generic(x.shape, elem, inputs, body, hint="scatter")
+
+
+@register("aten.scatter.value", "aten.scatter.src")
+def _scatter(ctx, x, dim, index, src):
+    return _scatter_one(ctx, x, dim, index, src)
+
+
+@register("aten.index_put.default", "aten.index_put_.default",
+          "aten._index_put_impl_.default")
+def _index_put(ctx, x, indices, values, accumulate=False, *_):
+    """x[idx[n]] (+)= values[n] for n in order, as PyTorch's CPU kernel
+    accumulates: one scf.for over the index."""
+    b = ctx.builder
+    if len(indices) != 1 or indices[0] is None or indices[0].elem == "i1":
+        raise ctx.error("only index_put on dim 0 with one integer index is supported")
+    idx = indices[0]
+    rows, rest = x.shape[0], list(x.shape[1:])
+    n = 1
+    for d in idx.shape:
+        n *= d
+    if list(values.shape) != list(idx.shape) + rest:
+        raise ctx.error("index_put with values of shape %s for index %s into %s "
+                        "is not supported" % (list(values.shape), list(idx.shape),
+                                              list(x.shape)))
+    _check_indices(ctx, idx, rows, wrap=True)
+    idx = b.reshape(idx, [n])
+    values = b.reshape(values, [n] + rest)
+    x = b.materialize(x)
+    row_shape = [1] + rest
+    row_type = tensor_type(row_shape, x.elem)
+    zeros = ", ".join(["0"] * len(rest))
+    ones = ", ".join(["1"] * (len(rest) + 1))
+    sizes = ", ".join(str(d) for d in row_shape)
+    c0 = b.op("arith.constant 0 : index", "c")
+    c1 = b.op("arith.constant 1 : index", "c")
+    cn = b.op("arith.constant %d : index" % n, "c")
+    iv, acc = b.fresh("n"), b.fresh("rows")
+    outer, b.lines = b.lines, []
+    raw = b.op("tensor.extract %s[%s] : %s" % (idx.ssa, iv, idx.type), "id")
+    from .mlir import Body
+    body = Body(b)
+    row = _safe_index(body, raw, idx.elem, rows, True)
+    b.lines.extend("  " + l + " " + b.loc for l in body.lines)
+    src = b.op("tensor.extract_slice %s[%s%s] [%s] [%s] : %s to %s" % (
+        values.ssa, iv, ", " + zeros if rest else "", sizes, ones, values.type, row_type), "src")
+    src_t = Tensor(src, tuple(row_shape), values.elem)
+    if accumulate:
+        cur = b.op("tensor.extract_slice %s[%s%s] [%s] [%s] : %s to %s" % (
+            acc, row, ", " + zeros if rest else "", sizes, ones, x.type, row_type), "cur")
+        ids = ["d%d" % d for d in range(len(row_shape))]
+        src_t = b.generic(row_shape, x.elem, [(Tensor(cur, tuple(row_shape), x.elem), ids),
+                                              (src_t, ids)],
+                          lambda bb, v: arith(bb, "add", v[0], bb.convert(v[1], values.elem,
+                                                                         x.elem), x.elem))
+    new = b.op("tensor.insert_slice %s into %s[%s%s] [%s] [%s] : %s into %s" % (
+        src_t.ssa, acc, row, ", " + zeros if rest else "", sizes, ones, row_type, x.type), "put")
+    inner, b.lines = b.lines, outer
+    text = "scf.for %s = %s to %s step %s iter_args(%s = %s) -> (%s) {\n%s\n    scf.yield %s : %s\n  }" % (
+        iv, c0, cn, c1, acc, x.ssa, x.type, "\n".join("  " + l for l in inner), new, x.type)
+    return Tensor(b.op(text, "scatter"), x.shape, x.elem)

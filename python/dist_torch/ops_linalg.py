@@ -1,0 +1,137 @@
+"""Contractions and reductions.
+
+Contractions (mm, bmm) are linalg.generic ops in the form the lowering
+sends to BLAS (docs/Design.md, "Compute"): one M, N, K loop (and a batch
+loop), each operand read through a permutation, body acc + a * b; a
+pending transpose of an operand is folded into its indexing map.
+Reductions accumulate in the result type, or in f32 for bf16 and f16 as
+PyTorch's CPU kernels do.
+"""
+
+import math
+
+from .mlir import Tensor, is_float
+from .ops import arith, dims_list, register
+
+
+def _contract(ctx, a, b, batch):
+    shape, elem = ctx.result()
+    init = ctx.builder.splat(0, shape, elem)
+
+    def body(bb, v):
+        x, y = bb.convert(v[0], a.elem, elem), bb.convert(v[1], b.elem, elem)
+        return arith(bb, "add", v[2], arith(bb, "mul", x, y, elem), elem)
+    if batch:  # loops (b, m, n, k)
+        ins = [(a, ["d0", "d1", "d3"]), (b, ["d0", "d3", "d2"])]
+        loops = ["parallel", "parallel", "parallel", "reduction"]
+        out = ["d0", "d1", "d2"]
+    else:  # loops (m, n, k)
+        ins = [(a, ["d0", "d2"]), (b, ["d2", "d1"])]
+        loops = ["parallel", "parallel", "reduction"]
+        out = ["d0", "d1"]
+    return ctx.builder.generic(shape, elem, ins, body, loops, out, init, hint="mm")
+
+
+@register("aten.mm.default")
+def _mm(ctx, a, b):
+    return _contract(ctx, a, b, batch=False)
+
+
+@register("aten.bmm.default")
+def _bmm(ctx, a, b):
+    return _contract(ctx, a, b, batch=True)
+
+
+def _accumulator(elem):
+    return "f32" if elem in ("bf16", "f16") else elem
+
+
+def _reduce(ctx, x, dims, kind, acc_elem, keepdim):
+    """Reduces the logical dims `dims` of x: result without them (or with
+    unit dims where keepdim), element type acc_elem."""
+    rank = len(x.shape)
+    kept = [d for d in range(rank) if d not in dims]
+    out_shape = [x.shape[d] for d in kept]
+    if kind == "sum":
+        start = 0
+    elif is_float(acc_elem):
+        start = float("-inf") if kind == "max" else float("inf")
+    else:
+        bits = 1 if acc_elem == "i1" else int(acc_elem[1:])
+        start = -(2 ** (bits - 1)) if kind == "max" else 2 ** (bits - 1) - 1
+    init = ctx.builder.splat(start, out_shape, acc_elem)
+
+    def body(b, v):
+        op = {"sum": "add", "max": "max", "min": "min"}[kind]
+        return arith(b, op, v[1], b.convert(v[0], x.elem, acc_elem), acc_elem)
+    loops = ["reduction" if d in dims else "parallel" for d in range(rank)]
+    out = ctx.builder.generic(out_shape, acc_elem, [(x, ["d%d" % d for d in range(rank)])],
+                              body, loops, ["d%d" % d for d in kept], init, hint="red")
+    if keepdim:
+        out = ctx.builder.reshape(out, [1 if d in dims else x.shape[d] for d in range(rank)])
+    return out
+
+
+def _convert(ctx, t, elem):
+    if t.elem == elem:
+        return t
+    ids = ["d%d" % i for i in range(len(t.shape))]
+    return ctx.builder.generic(t.shape, elem, [(t, ids)],
+                               lambda b, v: b.convert(v[0], t.elem, elem))
+
+
+def _scale(ctx, t, factor):
+    ids = ["d%d" % i for i in range(len(t.shape))]
+    return ctx.builder.generic(t.shape, t.elem, [(t, ids)],
+                               lambda b, v: arith(b, "div", v[0], b.const(factor, t.elem), t.elem))
+
+
+@register("aten.sum.dim_IntList", "aten.sum.default", "prims.sum.default")
+def _sum(ctx, x, dims=None, keepdim=False, dtype=None, **_):
+    _, elem = ctx.result()
+    dims = dims_list(ctx, dims, len(x.shape))
+    acc = _accumulator(elem)
+    return _convert(ctx, _reduce(ctx, x, dims, "sum", acc, keepdim), elem)
+
+
+@register("aten.mean.dim", "aten.mean.default")
+def _mean(ctx, x, dims=None, keepdim=False, dtype=None, **_):
+    _, elem = ctx.result()
+    dims = dims_list(ctx, dims, len(x.shape))
+    acc = _accumulator(elem)
+    total = _reduce(ctx, x, dims, "sum", acc, keepdim)
+    count = math.prod(x.shape[d] for d in dims)
+    return _convert(ctx, _scale(ctx, total, count), elem)
+
+
+def _extremum(kind):
+    def handler(ctx, x, dims=None, keepdim=False):
+        _, elem = ctx.result()
+        return _reduce(ctx, x, dims_list(ctx, dims, len(x.shape)), kind, elem, keepdim)
+    return handler
+
+
+register("aten.amax.default", "prims.amax.default")(_extremum("max"))
+register("aten.amin.default", "prims.amin.default")(_extremum("min"))
+
+
+@register("prims.var.default", "aten.var.correction")
+def _var(ctx, x, dims=None, correction=None, keepdim=False, **kwargs):
+    """sum((x - mean)^2) / (N - correction), two passes."""
+    _, elem = ctx.result()
+    if correction is None:
+        correction = kwargs.get("correction", 1)
+    rank = len(x.shape)
+    dims = dims_list(ctx, dims, rank)
+    acc = _accumulator(elem)
+    count = math.prod(x.shape[d] for d in dims)
+    mean = _scale(ctx, _reduce(ctx, x, dims, "sum", acc, True), count)
+    mean_exprs = [None if d in dims else "d%d" % d for d in range(rank)]
+
+    def squared(b, v):
+        d = arith(b, "sub", b.convert(v[0], x.elem, acc), v[1], acc)
+        return arith(b, "mul", d, d, acc)
+    dev = ctx.builder.generic(x.shape, acc, [(x, ["d%d" % d for d in range(rank)]),
+                                             (mean, mean_exprs)], squared)
+    var = _scale(ctx, _reduce(ctx, dev, dims, "sum", acc, keepdim), max(count - correction, 0))
+    return _convert(ctx, var, elem)

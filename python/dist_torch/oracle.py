@@ -1,0 +1,106 @@
+"""The reference: the same model, initial parameters and data under PyTorch's
+own DistributedDataParallel (gloo, CPU, one process per rank), K
+micro-batches per window, the first K-1 under `ddp.no_sync()`, then SGD.
+
+Writes, per window w, micro-batch k and rank r, the loss each micro-batch
+returned (`torch/w<w>_k<k>_r<r>_loss.npy`, scaled by 1/K as the compiled
+step's), and per window rank 0's gradients after the window's last backward
+(`torch/w<w>_<param>.npy`, unsharded: DDP's average over the ranks; every
+rank's are compared with rank 0's here, DDP's own invariant).
+
+`spoil` makes a wrong reference on purpose, to show that the comparison
+fails on the mistakes it exists to catch: `drop-micro-batch` skips the
+backward of micro-batch 1 (a lost micro-batch), `double-average` divides
+every gradient by W once more (averaged twice).
+"""
+
+import os
+import socket
+from typing import List
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel
+
+from . import recipe as recipes
+from .files import data_path, load_params
+
+SPOILS = ("drop-micro-batch", "double-average")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil):
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        recipe = recipes.load(path, config)
+        model = recipe.build(0)
+        load_params(model, workdir)
+        ddp = DistributedDataParallel(model)
+        opt = torch.optim.SGD(ddp.parameters(), lr=lr)
+        names = [n for n, p in model.named_parameters()]
+        out = os.path.join(workdir, "torch")
+        for w in range(windows):
+            for micro in range(k):
+                batch = [torch.from_numpy(np.load(data_path(workdir, w, micro, rank, i)))
+                         for i in range(_data_count(workdir))]
+                last = micro == k - 1
+                with (ddp.no_sync() if not last else _nothing()):
+                    loss = recipe.loss(ddp, *batch) / k
+                    if not (spoil == "drop-micro-batch" and micro == 1):
+                        loss.backward()
+                np.save(os.path.join(out, "w%d_k%d_r%d_loss.npy" % (w, micro, rank)),
+                        loss.detach().reshape(()).numpy())
+            if spoil == "double-average":
+                for p in model.parameters():
+                    p.grad /= world
+            grads = [p.grad.detach().clone() for p in model.parameters()]
+            # DDP's invariant: every rank holds the same averaged gradient.
+            for g in grads:
+                ref = g.clone()
+                dist.broadcast(ref, 0)
+                if not torch.equal(ref, g):
+                    raise RuntimeError("rank %d: DDP gradients differ across ranks" % rank)
+            if rank == 0:
+                for n, g in zip(names, grads):
+                    np.save(os.path.join(out, "w%d_%s.npy" % (w, n)), g.numpy())
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+def _data_count(workdir: str) -> int:
+    with open(os.path.join(workdir, "data", "count")) as f:
+        return int(f.read())
+
+
+def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
+        lr: float, spoil: str = "") -> None:
+    """Runs the DDP reference; its files land in workdir/torch."""
+    os.makedirs(os.path.join(workdir, "torch"), exist_ok=True)
+    mp.start_processes(_rank_main, args=(world, _free_port(), path, config, workdir, k,
+                                         windows, lr, spoil),
+                       nprocs=world, join=True, start_method="spawn")
+
+
+def names(model: torch.nn.Module) -> List[str]:
+    return [n for n, _ in model.named_parameters()]

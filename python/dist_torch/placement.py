@@ -1,0 +1,129 @@
+"""Where each parameter lives: the per-parameter placement a user gives.
+
+The names follow PyTorch: `replicate` is DDP, `fully_shard` is FSDP2's
+(`reshard_after_forward=True` is ZeRO-3, False ZeRO-2), and a 2-D mesh with
+`shard_axes` and `replicate_axes` is HSDP. A placement becomes one
+`dist.parameter` (docs/Design.md, "The input model"): dim 0 sharded over
+the shard group, padded as FSDP pads it when the group does not divide it
+(`unsharded_dim0`); `param_dtype` / `reduce_dtype` are FSDP2's
+MixedPrecisionPolicy; `stash` is dist's stash point.
+"""
+
+import dataclasses
+import fnmatch
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from .mlir import Builder, Tensor, element_type, tensor_type
+
+
+@dataclasses.dataclass(frozen=True)
+class Mesh:
+    shape: Tuple[int, ...]
+    name: str = "mesh"
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    mesh: Mesh
+    sharded: bool = False
+    reshard_after_forward: bool = True  # ZeRO-3; False: ZeRO-2
+    shard_axes: Tuple[int, ...] = ()  # () = every axis
+    replicate_axes: Tuple[int, ...] = ()
+    param_dtype: Optional[torch.dtype] = None
+    reduce_dtype: Optional[torch.dtype] = None
+    stash: Optional[str] = None  # local, shard or synced
+
+    @property
+    def group_size(self) -> int:
+        axes = self.shard_axes or tuple(range(len(self.mesh.shape)))
+        return math.prod(self.mesh.shape[a] for a in axes)
+
+    def local_shape(self, full: Sequence[int]) -> Tuple[int, ...]:
+        if not self.sharded:
+            return tuple(full)
+        if not full:
+            raise ValueError("a scalar parameter cannot be sharded along dim 0")
+        rows = -(-full[0] // self.group_size)
+        return (rows,) + tuple(full[1:])
+
+    def declaration(self, name: str, full: Sequence[int], held: str, compute: str) -> str:
+        local = self.local_shape(full)
+        text = 'dist.parameter @"%s" : %s %s on @%s' % (
+            name, tensor_type(local, held),
+            "fully_sharded" if self.sharded else "replicated", self.mesh.name)
+        if self.shard_axes:
+            text += " axes = [%s]" % ", ".join(map(str, self.shard_axes))
+        if self.replicate_axes:
+            text += " replicate_axes = [%s]" % ", ".join(map(str, self.replicate_axes))
+        if self.sharded and full[0] % self.group_size:
+            text += " unsharded_dim0 = %d" % full[0]
+        if compute != held:
+            text += " param_dtype = %s" % compute
+        if self.reduce_dtype is not None:
+            text += " reduce_dtype = %s" % element_type(self.reduce_dtype)
+        if self.stash:
+            text += " stash = %s" % self.stash
+        return text
+
+    def synchronize(self, builder: Builder, local: Tensor, full: Sequence[int],
+                    compute: str) -> Tensor:
+        axes = " axes = [%s]" % ", ".join(map(str, self.shard_axes)) if self.shard_axes else ""
+        kind = "fully_sharded" if self.sharded else "replicated"
+        ssa = builder.op("dist.synchronize %s on @%s%s kind = %s : %s -> %s" % (
+            local.ssa, self.mesh.name, axes, kind, local.type,
+            tensor_type(full, compute)), "p")
+        return Tensor(ssa, tuple(full), compute)
+
+
+# -- presets and the command line's placement spec -----------------------------
+
+PRESETS = ("ddp", "zero2", "zero3", "hsdp", "hsdp2")
+
+
+def preset(kind: str, world: int, **mixed) -> Placement:
+    """ddp, zero2, zero3 on a 1-D mesh of `world`; hsdp (ZeRO-3 within a
+    node, replicated across) / hsdp2 (ZeRO-2 within) on [world/2, 2]."""
+    if kind in ("hsdp", "hsdp2"):
+        if world % 2 or world < 4:
+            raise ValueError("hsdp needs a world of at least 4 that 2 divides, got %d" % world)
+        mesh = Mesh((world // 2, 2))
+        return Placement(mesh, True, kind == "hsdp", (1,), (0,), **mixed)
+    mesh = Mesh((world,))
+    if kind == "ddp":
+        return Placement(mesh, False, **mixed)
+    if kind in ("zero2", "zero3"):
+        return Placement(mesh, True, kind == "zero3", **mixed)
+    raise ValueError("unknown placement '%s' (expected one of %s)" % (kind, ", ".join(PRESETS)))
+
+
+def parse_spec(spec: str, names: List[str], world: int) -> Dict[str, Placement]:
+    """'zero3' for every parameter, or 'PATTERN=KIND,...' (fnmatch patterns
+    over parameter names, first match wins; '*' the rest), e.g.
+    '*wte*=zero3,*ln*=ddp,*=zero2'. On a 4-rank run with any hsdp kind the
+    mesh is [W/2, 2] for every parameter (one mesh per module)."""
+    rules = []
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        pattern, _, kind = part.rpartition("=")
+        rules.append((pattern or "*", kind.strip()))
+    hybrid = any(k.startswith("hsdp") for _, k in rules)
+    out = {}
+    for name in names:
+        kind = next((k for p, k in rules if fnmatch.fnmatchcase(name, p)), None)
+        if kind is None:
+            raise ValueError("no placement for parameter '%s' in '%s'" % (name, spec))
+        placement = preset(kind, world)
+        if hybrid and not kind.startswith("hsdp"):
+            mesh = Mesh((world // 2, 2))
+            placement = dataclasses.replace(placement, mesh=mesh)
+        out[name] = placement
+    return out

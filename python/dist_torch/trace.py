@@ -1,0 +1,240 @@
+"""Tracing a PyTorch training step into an ATen joint graph.
+
+PyTorch does the work: `make_fx` runs the user's forward, the loss and
+`torch.autograd.grad` below autograd and records every ATen op, backward
+included, in one FX graph; a fixed decomposition table (PyTorch's own
+decompositions) takes composite ops such as `native_layer_norm_backward` or
+`nll_loss_backward` apart into the small op set the emitter covers. No
+gradient is derived here.
+
+Each recorded node gets the user's source line and the module that ran it:
+a TorchFunctionMode notes, at every torch call made from user code, the
+innermost frame outside torch and this package, and module hooks keep the
+module path; backward ops inherit the note of the forward call whose
+gradient they compute, through a tensor hook on its output (the engine runs
+it right before that output's grad_fn).
+"""
+
+import contextlib
+import dataclasses
+import os
+import sys
+import traceback
+from typing import Callable, Dict, List, Optional, Sequence
+
+import torch
+from torch.fx.experimental import proxy_tensor
+from torch.nn.utils import stateless
+
+aten = torch.ops.aten
+
+# PyTorch's decompositions of composite ops (norms, softmax, losses and their
+# backwards) into ops the emitter lowers. Fixed, so that a graph means the
+# same on every run; anything outside the emitter's table is an error there.
+DECOMPOSED = [
+    aten._log_softmax, aten._log_softmax_backward_data, aten._softmax,
+    aten._softmax_backward_data, aten.addmm, aten.embedding_dense_backward,
+    aten.gelu, aten.gelu_backward, aten.native_layer_norm,
+    aten.native_layer_norm_backward, aten.nll_loss_backward,
+    aten.nll_loss_forward, aten.t, aten.masked_fill, aten.silu,
+    aten.silu_backward, aten.rsub, aten.var_mean, aten._reshape_alias,
+    aten.transpose, aten.new_zeros, aten.tanh_backward, aten.sigmoid_backward,
+    aten.slice_backward, aten.select_backward, aten.threshold_backward,
+]
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Where a node came from in the user's code."""
+    file: str
+    line: int
+    column: int
+    module: str  # nn.Module path ("" for the root), or "" outside modules
+    function: str  # the user function that made the torch call
+    backward: bool = False
+
+    def describe(self) -> str:
+        where = "%s:%d" % (self.file, self.line)
+        what = "module '%s'" % self.module if self.module else "the model"
+        kind = "backward of " if self.backward else ""
+        return "%s (%s%s, in %s)" % (where, kind, what, self.function)
+
+
+def _user_frame() -> Optional[traceback.FrameSummary]:
+    for frame in reversed(traceback.extract_stack()):
+        path = os.path.abspath(frame.filename)
+        if path.startswith(_TORCH_DIR) or path.startswith(_OWN_DIR):
+            continue
+        if frame.filename.startswith("<") and frame.filename != "<stdin>":
+            continue
+        return frame
+    return None
+
+
+class _OriginTracker(torch.overrides.TorchFunctionMode):
+    """Notes the user's line and module at each torch call from user code."""
+
+    def __init__(self):
+        super().__init__()
+        self.current: Optional[Origin] = None
+        self.modules: List[str] = []
+        self.tracing_forward = True
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if not self.tracing_forward:
+            return func(*args, **kwargs)
+        frame = _user_frame()
+        saved = self.current
+        if frame is not None:
+            column = (getattr(frame, "colno", None) or 0) + 1
+            self.current = Origin(os.path.abspath(frame.filename), frame.lineno,
+                                  column, self.modules[-1] if self.modules else "",
+                                  frame.name)
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            origin, self.current = self.current, saved
+        if origin is not None:
+            for t in _tensors(out):
+                if t.requires_grad and t.grad_fn is not None:
+                    t.register_hook(self._backward_hook(origin))
+        return out
+
+    def _backward_hook(self, origin: Origin):
+        back = dataclasses.replace(origin, backward=True)
+
+        def hook(_grad):
+            self.current = back
+        return hook
+
+
+def _tensors(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _tensors(v)
+
+
+@contextlib.contextmanager
+def _module_paths(model: torch.nn.Module, tracker: _OriginTracker):
+    handles = []
+    for name, module in model.named_modules():
+        def pre(_m, _inputs, name=name):
+            tracker.modules.append(name)
+
+        def post(_m, _inputs, _out):
+            tracker.modules.pop()
+        handles.append(module.register_forward_pre_hook(pre))
+        handles.append(module.register_forward_hook(post))
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+@contextlib.contextmanager
+def _record_origins(tracker: _OriginTracker):
+    """Stamps every node make_fx creates with the tracker's current origin."""
+    original = proxy_tensor.PythonKeyTracer.create_node
+
+    def create_node(self, *args, **kwargs):
+        node = original(self, *args, **kwargs)
+        node.meta["dist_origin"] = tracker.current
+        return node
+    proxy_tensor.PythonKeyTracer.create_node = create_node
+    try:
+        yield
+    finally:
+        proxy_tensor.PythonKeyTracer.create_node = original
+
+
+@dataclasses.dataclass
+class TracedStep:
+    """A training step as PyTorch recorded it.
+
+    graph: the FX graph of step(*params, *data) -> (loss / k, *grads), grads
+      in the order of `params` (a tied parameter once, its gradient summed by
+      autograd over every use).
+    params: (name, aliases, tensor) per distinct parameter, in
+      model.named_parameters() order; aliases are the other names it has
+      (a tied head).
+    data: the example data tensors, in order.
+    """
+    graph: torch.fx.GraphModule
+    params: List[tuple]
+    data: List[torch.Tensor]
+    k: int
+
+
+def distinct_parameters(model: torch.nn.Module):
+    """(name, aliases, parameter) for each distinct trainable parameter."""
+    seen: Dict[int, list] = {}
+    order = []
+    for prefix, module in model.named_modules(remove_duplicate=False):
+        for local, p in module._parameters.items():
+            if p is None or not p.requires_grad:
+                continue
+            name = prefix + "." + local if prefix else local
+            if id(p) in seen:
+                seen[id(p)][1].append(name)
+                continue
+            entry = [name, [], p]
+            seen[id(p)] = entry
+            order.append(entry)
+    return [tuple(e) for e in order]
+
+
+def trace_step(model: torch.nn.Module, loss_fn: Callable, data: Sequence[torch.Tensor],
+               k: int, param_dtype: Optional[Dict[str, torch.dtype]] = None) -> TracedStep:
+    """Traces loss_fn(model, *data) / k and its gradients.
+
+    `param_dtype` maps a parameter name to the type the model computes in
+    (FSDP's mixed precision): the traced step takes the parameter in that
+    type, so the graph is the model's computation in it.
+    """
+    params = distinct_parameters(model)
+    param_dtype = param_dtype or {}
+    tracker = _OriginTracker()
+
+    def step(flat_params, flat_data):
+        bound = {}
+        for (name, aliases, _), value in zip(params, flat_params):
+            for n in [name] + list(aliases):
+                bound[n] = value
+        # Forward under the tracker; backward ops take origins from hooks.
+        tracker.tracing_forward = True
+        with tracker:
+            # The loss function calls the model, whose parameters are the
+            # traced inputs for the call (a tied name gets the same one).
+            with stateless._reparametrize_module(model, bound):
+                loss = loss_fn(model, *flat_data)
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                raise TypeError("the loss function must return a one-element tensor, "
+                                "got %r" % (type(loss),))
+            loss = loss.reshape(()) / k
+        tracker.tracing_forward = False
+        grads = torch.autograd.grad(loss, flat_params, allow_unused=True)
+        missing = [params[i][0] for i, g in enumerate(grads) if g is None]
+        if missing:
+            raise ValueError("the loss does not depend on parameter(s) %s: "
+                             "freeze them (requires_grad=False) or use them"
+                             % ", ".join(missing))
+        return (loss, *grads)
+
+    inputs = []
+    for name, _, p in params:
+        t = p.detach().clone()
+        if name in param_dtype:
+            t = t.to(param_dtype[name])
+        inputs.append(t.requires_grad_(True))
+    data = [d.detach() for d in data]
+    decompositions = torch._decomp.get_decompositions(DECOMPOSED)
+    with _module_paths(model, tracker), _record_origins(tracker):
+        graph = proxy_tensor.make_fx(step, decomposition_table=decompositions)(inputs, data)
+    return TracedStep(graph, params, data, k)
