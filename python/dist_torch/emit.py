@@ -19,7 +19,7 @@ from typing import Dict, List, Optional
 
 import torch
 
-from . import ops_elementwise, ops_index, ops_linalg, ops_shape  # noqa: F401
+from . import ops_elementwise, ops_index, ops_linalg, ops_loss, ops_shape  # noqa: F401
 from .mlir import Builder, EmitError, Tensor, element_type, tensor_type
 from .ops import HANDLERS, Context
 from .placement import Placement
