@@ -3,7 +3,8 @@
     dist-torch emit  MODEL.py [--config ci] [--world 2] [--k 4] [--placement SPEC] [-o step.mlir]
     dist-torch train MODEL.py [--config ci] [--world 2] [--k 4] [--windows 3]
                      [--placement SPEC] [--lr 0.1] [--workdir DIR] [--no-compare]
-                     [--spoil drop-micro-batch|double-average] [-- DIST-RUN OPTIONS]
+                     [--spoil drop-micro-batch|double-average [--reuse]]
+                     [-- DIST-RUN OPTIONS]
 
 `emit` traces MODEL.py's training step (python/dist_torch/recipe.py) and
 writes it as a dist module. `train` also runs it: W ranks under mpirun,
@@ -17,7 +18,8 @@ SPEC places parameters: one of ddp, zero2, zero3, hsdp (ZeRO-3 within
 pairs of ranks, replicated across: W >= 4), hsdp2, for all, or
 'PATTERN=KIND,...' per parameter (fnmatch on names, first match wins).
 With --spoil the PyTorch reference is made wrong on purpose and the
-command succeeds only if the comparison catches it.
+command succeeds only if the comparison catches it; --reuse compares the
+dist run already in --workdir (same options) instead of running it again.
 """
 
 import argparse
@@ -53,6 +55,8 @@ def _args(argv):
     p.add_argument("-o", "--output", default=None)
     p.add_argument("--no-compare", action="store_true")
     p.add_argument("--spoil", choices=oracle.SPOILS, default=None)
+    p.add_argument("--reuse", action="store_true",
+                   help="with --spoil and --workdir: compare the dist run already there")
     p.add_argument("--dist-run", default=None)
     p.add_argument("dist_run_args", nargs="*", help="after --: passed to dist-run")
     return p.parse_args(argv)
@@ -95,7 +99,50 @@ def main(argv=None) -> int:
             sys.stdout.write(text)
         return 0
 
+    if a.reuse and not (a.spoil and a.workdir):
+        raise SystemExit("dist-torch: --reuse needs --spoil and --workdir")
     workdir = a.workdir or tempfile.mkdtemp(prefix="dist-torch-")
+    if not a.reuse:
+        _run_dist(a, workdir, text, model, recipe, step, micro_batch)
+        if a.no_compare:
+            return 0
+    elif not os.path.isdir(os.path.join(workdir, "out")):
+        raise SystemExit("dist-torch: --reuse: no dist run in %s" % workdir)
+    sys.stdout.flush()
+    start = time.time()
+    reference = "torch" if not a.spoil else "torch-spoiled-" + a.spoil
+    oracle.run(recipe.path, a.config, workdir, a.world, a.k, a.windows, a.lr, a.spoil or "",
+               reference)
+    print("dist-torch: PyTorch DDP reference done (%.1f s)" % (time.time() - start))
+    names = [p[0] for p in step.params]
+    full = {name: tuple(p.shape) for name, _, p in step.params}
+    failures = []
+    for w in range(a.windows):
+        grads, problems = files.read_dist_grads(workdir, w, a.world, names, placements, full)
+        failures += ["window %d: %s" % (w, p) for p in problems]
+        failures += compare.compare_window(
+            w, grads, files.read_torch_grads(workdir, reference, w, names),
+            files.read_dist_losses(workdir, w, a.k, a.world),
+            files.read_torch_losses(workdir, reference, w, a.k, a.world))
+    for f in failures[:20]:
+        print("dist-torch: mismatch: %s" % f)
+    if a.spoil:
+        if failures:
+            print("dist-torch: PASS: the spoiled reference (%s) was caught: %d mismatches"
+                  % (a.spoil, len(failures)))
+            return 0
+        print("dist-torch: FAIL: the spoiled reference (%s) was NOT caught" % a.spoil)
+        return 1
+    if failures:
+        print("dist-torch: FAIL: %d mismatches against PyTorch DDP" % len(failures))
+        return 1
+    print("dist-torch: PASS: %d windows of losses and gradients agree with PyTorch DDP no_sync"
+          % a.windows)
+    return 0
+
+
+def _run_dist(a, workdir, text, model, recipe, step, micro_batch):
+    """Writes the run directory and runs dist-run on it (exit 1 on failure)."""
     if os.path.exists(workdir):
         for sub in ("out", "torch", "data", "params"):
             shutil.rmtree(os.path.join(workdir, sub), ignore_errors=True)
@@ -112,44 +159,13 @@ def main(argv=None) -> int:
              len(step.params), a.world, a.k, micro_batch, tokens, a.placement, workdir))
     sys.stdout.flush()
     start = time.time()
-    proc = run.run_dist(workdir, a.world, a.k, a.windows, a.lr, run.find_tool("dist-run", a.dist_run),
-                        a.dist_run_args)
+    proc = run.run_dist(workdir, a.world, a.k, a.windows, a.lr,
+                        run.find_dist_run(a.dist_run), a.dist_run_args)
     run.relay(proc, prefix="  dist-run: ")
     if proc.returncode != 0:
         print("dist-torch: FAIL: dist-run exited %d" % proc.returncode)
-        return 1
+        sys.exit(1)
     print("dist-torch: dist-run passed (%.1f s)" % (time.time() - start))
-    if a.no_compare:
-        return 0
-    sys.stdout.flush()
-    start = time.time()
-    oracle.run(recipe.path, a.config, workdir, a.world, a.k, a.windows, a.lr, a.spoil or "")
-    print("dist-torch: PyTorch DDP reference done (%.1f s)" % (time.time() - start))
-    names = [p[0] for p in step.params]
-    full = {name: tuple(p.shape) for name, _, p in step.params}
-    failures = []
-    for w in range(a.windows):
-        grads, problems = files.read_dist_grads(workdir, w, a.world, names, placements, full)
-        failures += ["window %d: %s" % (w, p) for p in problems]
-        failures += compare.compare_window(
-            w, grads, files.read_torch_grads(workdir, w, names),
-            files.read_dist_losses(workdir, w, a.k, a.world),
-            files.read_torch_losses(workdir, w, a.k, a.world))
-    for f in failures[:20]:
-        print("dist-torch: mismatch: %s" % f)
-    if a.spoil:
-        if failures:
-            print("dist-torch: PASS: the spoiled reference (%s) was caught: %d mismatches"
-                  % (a.spoil, len(failures)))
-            return 0
-        print("dist-torch: FAIL: the spoiled reference (%s) was NOT caught" % a.spoil)
-        return 1
-    if failures:
-        print("dist-torch: FAIL: %d mismatches against PyTorch DDP" % len(failures))
-        return 1
-    print("dist-torch: PASS: %d windows of losses and gradients agree with PyTorch DDP no_sync"
-          % a.windows)
-    return 0
 
 
 def _tokens_per_sequence(step) -> int:

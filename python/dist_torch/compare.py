@@ -51,11 +51,13 @@ def compare_window(window: int, dist_grads: Dict[str, np.ndarray],
             failures.append("window %d: %s has shape %s, PyTorch's %s"
                             % (window, name, got.shape, ref.shape))
             continue
+        if not (np.all(np.isfinite(got)) and np.all(np.isfinite(ref))):
+            failures.append("window %d: the gradient of %s has non-finite entries (dist: %s, "
+                            "PyTorch: %s)" % (window, name, not np.all(np.isfinite(got)),
+                                              not np.all(np.isfinite(ref))))
+            continue
         scale = float(np.max(np.abs(ref))) if ref.size else 0.0
         err = float(np.max(np.abs(got.astype(np.float64) - ref))) if ref.size else 0.0
-        if not np.all(np.isfinite(got)):
-            failures.append("window %d: %s has non-finite entries" % (window, name))
-            continue
         rel = err / scale if scale else (0.0 if err == 0 else float("inf"))
         if rel > worst or worst_name is None:
             worst_name, worst = name, rel
@@ -64,7 +66,7 @@ def compare_window(window: int, dist_grads: Dict[str, np.ndarray],
                             "%.3g > 2^-12 * max |g| = %.3g (%.3g of max |g|)"
                             % (window, name, err, GRAD_RTOL * scale, rel))
     loss_err = np.abs(dist_losses - torch_losses)
-    loss_bad = loss_err > LOSS_RTOL * np.abs(torch_losses)
+    loss_bad = ~(loss_err <= LOSS_RTOL * np.abs(torch_losses))  # NaN fails
     for m, r in zip(*np.nonzero(loss_bad)):
         failures.append("window %d: micro-batch %d on rank %d: loss %.9g, PyTorch's %.9g"
                         % (window, m, r, dist_losses[m, r], torch_losses[m, r]))

@@ -7,6 +7,7 @@ any step"), and dist-run's results read back.
     data/count, data/first         how many data arguments, the first's index
     out/                           dist-run --out-npy
     torch/                         the PyTorch reference (oracle.py)
+    torch-spoiled-<kind>/          a reference made wrong on purpose
 """
 
 import os
@@ -56,8 +57,9 @@ def write_data(recipe, workdir: str, world: int, k: int, windows: int, micro_bat
         f.write(str(first))
 
 
-def shard_position(placement: Placement, rank: int):
-    """(shard index, whether this rank holds the first copy of its shard)."""
+def shard_index(placement: Placement, rank: int) -> int:
+    """The shard a rank holds: its position in the parameter's shard group
+    (row-major over the shard axes), as dist-run places shards."""
     shape = placement.mesh.shape
     coords, r = [], rank
     for extent in reversed(shape):
@@ -68,8 +70,7 @@ def shard_position(placement: Placement, rank: int):
     index = 0
     for a in axes:
         index = index * shape[a] + coords[a]
-    others = [coords[a] for a in range(len(shape)) if a not in axes]
-    return index, all(c == 0 for c in others)
+    return index
 
 
 def read_dist_grads(workdir: str, window: int, world: int, names: List[str],
@@ -90,7 +91,7 @@ def read_dist_grads(workdir: str, window: int, world: int, names: List[str],
             continue
         shards = {}
         for r in range(world):
-            index, first = shard_position(pl, r)
+            index = shard_index(pl, r)
             if index in shards:
                 if not np.array_equal(shards[index], per_rank[r]):
                     problems.append("%s: rank %d's shard %d differs from its replica"
@@ -111,12 +112,12 @@ def read_dist_losses(workdir: str, window: int, k: int, world: int):
                       for r in range(world)] for m in range(k)])
 
 
-def read_torch_losses(workdir: str, window: int, k: int, world: int):
-    t = os.path.join(workdir, "torch")
+def read_torch_losses(workdir: str, reference: str, window: int, k: int, world: int):
+    t = os.path.join(workdir, reference)
     return np.array([[float(np.load(os.path.join(t, "w%d_k%d_r%d_loss.npy" % (window, m, r))))
                       for r in range(world)] for m in range(k)])
 
 
-def read_torch_grads(workdir: str, window: int, names: List[str]):
-    t = os.path.join(workdir, "torch")
+def read_torch_grads(workdir: str, reference: str, window: int, names: List[str]):
+    t = os.path.join(workdir, reference)
     return {n: np.load(os.path.join(t, "w%d_%s.npy" % (window, n))) for n in names}

@@ -268,6 +268,35 @@ class Builder:
             "".join("    %s\n" % l for l in b.lines), result, out_elem, out_type)
         return Tensor(self.op(text, hint), tuple(out_shape), out_elem)
 
+    def for_loop(self, count: int, init: Tensor,
+                 body: Callable[[str, str], str], hint: str = "loop") -> Tensor:
+        """scf.for over [0, count) carrying a tensor of init's type: body(iv,
+        acc) writes the body's ops (through this builder) and returns the
+        next value of the tensor."""
+        init = self.materialize(init)
+        c0 = self.op("arith.constant 0 : index", "c")
+        c1 = self.op("arith.constant 1 : index", "c")
+        cn = self.op("arith.constant %d : index" % count, "c")
+        iv, acc = self.fresh("i"), self.fresh("acc")
+        outer, self.lines = self.lines, []
+        try:
+            new = body(iv, acc)
+            inner = self.lines
+        finally:
+            self.lines = outer
+        text = ("scf.for %s = %s to %s step %s iter_args(%s = %s) -> (%s) {\n%s\n"
+                "    scf.yield %s : %s\n  }") % (iv, c0, cn, c1, acc, init.ssa, init.type,
+                                               "\n".join("  " + l for l in inner), new,
+                                               init.type)
+        return Tensor(self.op(text, hint), init.shape, init.elem)
+
+    def scalar_ops(self, fn: Callable[["Body"], str]) -> str:
+        """Scalar ops written with a Body, placed here as ordinary lines."""
+        body = Body(self)
+        result = fn(body)
+        self.lines.extend("  %s %s" % (l, self.loc) for l in body.lines)
+        return result
+
     # -- shapes ------------------------------------------------------------
 
     def reshape(self, t: Tensor, shape: Sequence[int]) -> Tensor:

@@ -299,3 +299,20 @@ def _triangle(lower):
 
 register("aten.tril.default")(_triangle(True))
 register("aten.triu.default")(_triangle(False))
+
+
+@register("aten.sign.default", "aten.sgn.default", "prims.sign.default")
+def _sign(ctx, x):
+    """(0 < x) - (x < 0), as ATen's kernel: 0 for zeros and NaN."""
+    elem = _compute(ctx)
+
+    def fn(b, v):
+        zero = b.const(0, elem)
+        if is_float(elem):
+            pos = b.op("arith.cmpf olt, %s, %s : %s" % (zero, v[0], elem))
+            neg = b.op("arith.cmpf olt, %s, %s : %s" % (v[0], zero, elem))
+        else:
+            pos = b.op("arith.cmpi slt, %s, %s : %s" % (zero, v[0], elem))
+            neg = b.op("arith.cmpi slt, %s, %s : %s" % (v[0], zero, elem))
+        return arith(b, "sub", b.convert(pos, "i1", elem), b.convert(neg, "i1", elem), elem)
+    return elementwise(ctx, [x], elem, elem, fn)

@@ -169,37 +169,109 @@ def _index_put(ctx, x, indices, values, accumulate=False, *_):
                                               list(x.shape)))
     _check_indices(ctx, idx, rows, wrap=True)
     idx = b.reshape(idx, [n])
-    values = b.reshape(values, [n] + rest)
-    x = b.materialize(x)
+    values = b.materialize(b.reshape(values, [n] + rest))
     row_shape = [1] + rest
-    row_type = tensor_type(row_shape, x.elem)
-    zeros = ", ".join(["0"] * len(rest))
-    ones = ", ".join(["1"] * (len(rest) + 1))
-    sizes = ", ".join(str(d) for d in row_shape)
-    c0 = b.op("arith.constant 0 : index", "c")
-    c1 = b.op("arith.constant 1 : index", "c")
-    cn = b.op("arith.constant %d : index" % n, "c")
-    iv, acc = b.fresh("n"), b.fresh("rows")
-    outer, b.lines = b.lines, []
-    raw = b.op("tensor.extract %s[%s] : %s" % (idx.ssa, iv, idx.type), "id")
-    from .mlir import Body
-    body = Body(b)
-    row = _safe_index(body, raw, idx.elem, rows, True)
-    b.lines.extend("  " + l + " " + b.loc for l in body.lines)
-    src = b.op("tensor.extract_slice %s[%s%s] [%s] [%s] : %s to %s" % (
-        values.ssa, iv, ", " + zeros if rest else "", sizes, ones, values.type, row_type), "src")
-    src_t = Tensor(src, tuple(row_shape), values.elem)
-    if accumulate:
-        cur = b.op("tensor.extract_slice %s[%s%s] [%s] [%s] : %s to %s" % (
-            acc, row, ", " + zeros if rest else "", sizes, ones, x.type, row_type), "cur")
-        ids = ["d%d" % d for d in range(len(row_shape))]
-        src_t = b.generic(row_shape, x.elem, [(Tensor(cur, tuple(row_shape), x.elem), ids),
-                                              (src_t, ids)],
-                          lambda bb, v: arith(bb, "add", v[0], bb.convert(v[1], values.elem,
-                                                                         x.elem), x.elem))
-    new = b.op("tensor.insert_slice %s into %s[%s%s] [%s] [%s] : %s into %s" % (
-        src_t.ssa, acc, row, ", " + zeros if rest else "", sizes, ones, row_type, x.type), "put")
-    inner, b.lines = b.lines, outer
-    text = "scf.for %s = %s to %s step %s iter_args(%s = %s) -> (%s) {\n%s\n    scf.yield %s : %s\n  }" % (
-        iv, c0, cn, c1, acc, x.ssa, x.type, "\n".join("  " + l for l in inner), new, x.type)
-    return Tensor(b.op(text, "scatter"), x.shape, x.elem)
+    zeros = [0] * len(rest)
+
+    def body(iv, acc):
+        raw = b.op("tensor.extract %s[%s] : %s" % (idx.ssa, iv, idx.type), "id")
+        row = b.scalar_ops(lambda bb: _safe_index(bb, raw, idx.elem, rows, True))
+        src = _slice_at(b, values, [iv] + zeros, row_shape)
+        current = Tensor(acc, x.shape, x.elem)
+        if accumulate:
+            cur = _slice_at(b, current, [row] + zeros, row_shape)
+            src = _add(b, cur, src)
+        return _insert_at(b, src, current, [row] + zeros)
+    return b.for_loop(n, x, body, "scatter")
+
+
+@register("aten.scatter_add.default")
+def _scatter_add(ctx, x, dim, index, src):
+    """out = x; out[i with dim = index[i]] += src[i] for every position i of
+    index in row-major order (ATen's CPU order): one scf.for over them."""
+    b = ctx.builder
+    rank = len(x.shape)
+    dim = normalize_dim(ctx, dim, rank)
+    if any(index.shape[d] > src.shape[d] or (d != dim and index.shape[d] > x.shape[d])
+           for d in range(rank)):
+        raise ctx.error("scatter_add with index %s, src %s, self %s is not supported"
+                        % (list(index.shape), list(src.shape), list(x.shape)))
+    _check_indices(ctx, index, x.shape[dim], wrap=False)
+    n = 1
+    for d in index.shape:
+        n *= d
+    index, src = b.materialize(index), b.materialize(src)
+
+    def body(iv, acc):
+        def position(bb):
+            flat = bb.op("arith.index_cast %s : index to i64" % iv)
+            coords = []
+            for d in reversed(range(rank)):
+                extent = bb.const(index.shape[d], "i64")
+                coords.append(bb.op("arith.index_cast %s : i64 to index"
+                                    % bb.op("arith.remsi %s, %s : i64" % (flat, extent))))
+                flat = bb.op("arith.divsi %s, %s : i64" % (flat, extent))
+            coords.reverse()
+            raw = _extract(bb, index, coords)
+            target = list(coords)
+            target[dim] = _safe_index(bb, raw, index.elem, x.shape[dim], False)
+            value = bb.convert(_extract(bb, src, coords), src.elem, x.elem)
+            old = bb.op("tensor.extract %s[%s] : %s" % (acc, ", ".join(target),
+                                                        tensor_type(x.shape, x.elem)))
+            new = arith(bb, "add", old, value, x.elem)
+            return bb.op("tensor.insert %s into %s[%s] : %s" % (
+                new, acc, ", ".join(target), tensor_type(x.shape, x.elem)))
+        return b.scalar_ops(position)
+    return b.for_loop(n, x, body, "scatter")
+
+
+def _slice_at(b, t: Tensor, offsets, shape) -> Tensor:
+    """The slice of `t` at `offsets` (SSA values or ints) of `shape`."""
+    ssa = b.op("tensor.extract_slice %s[%s] [%s] [%s] : %s to %s" % (
+        t.ssa, ", ".join(map(str, offsets)), ", ".join(map(str, shape)),
+        ", ".join(["1"] * len(shape)), t.type, tensor_type(shape, t.elem)), "sl")
+    return Tensor(ssa, tuple(shape), t.elem)
+
+
+def _insert_at(b, src: Tensor, dest: Tensor, offsets) -> str:
+    return b.op("tensor.insert_slice %s into %s[%s] [%s] [%s] : %s into %s" % (
+        src.ssa, dest.ssa, ", ".join(map(str, offsets)), ", ".join(map(str, src.shape)),
+        ", ".join(["1"] * len(src.shape)), src.type, dest.type), "put")
+
+
+def _add(b, x: Tensor, y: Tensor) -> Tensor:
+    ids = ["d%d" % d for d in range(len(x.shape))]
+    return b.generic(x.shape, x.elem, [(x, ids), (y, ids)],
+                     lambda bb, v: arith(bb, "add", v[0], bb.convert(v[1], y.elem, x.elem),
+                                         x.elem))
+
+
+@register("aten.index_add.default")
+def _index_add(ctx, x, dim, index, source, alpha=1):
+    """out = x; out[.., index[j], ..] += alpha * source[.., j, ..] along dim
+    for j in order (index_select's gradient): one scf.for over the index."""
+    b = ctx.builder
+    rank = len(x.shape)
+    dim = normalize_dim(ctx, dim, rank)
+    if len(index.shape) != 1:
+        raise ctx.error("index_add with a %d-D index is not supported" % len(index.shape))
+    _check_indices(ctx, index, x.shape[dim], wrap=False)
+    source = b.materialize(source)
+    if alpha != 1:
+        ids = ["d%d" % d for d in range(rank)]
+        source = b.generic(source.shape, source.elem, [(source, ids)],
+                           lambda bb, v: arith(bb, "mul", v[0], bb.const(alpha, source.elem),
+                                               source.elem))
+    unit = list(x.shape)
+    unit[dim] = 1
+
+    def body(iv, acc):
+        raw = b.op("tensor.extract %s[%s] : %s" % (index.ssa, iv, index.type), "id")
+        row = b.scalar_ops(lambda bb: _safe_index(bb, raw, index.elem, x.shape[dim], False))
+        at = [0] * rank
+        at[dim] = iv
+        src = _slice_at(b, source, at, unit)
+        current = Tensor(acc, x.shape, x.elem)
+        at[dim] = row
+        return _insert_at(b, _add(b, _slice_at(b, current, at, unit), src), current, at)
+    return b.for_loop(index.shape[0], x, body, "scatter")

@@ -220,3 +220,17 @@ def _select_scatter(ctx, base, src, dim, index):
     offsets = [0] * rank
     offsets[dim] = index
     return _insert(ctx, src, ctx.builder.materialize(base), offsets, [1] * rank)
+
+
+@register("aten.stack.default")
+def _stack(ctx, tensors, dim=0):
+    shape, elem = ctx.result()
+    dim = normalize_dim(ctx, dim, len(shape))
+    out = Tensor(ctx.builder.empty(shape, elem), tuple(shape), elem)
+    for i, t in enumerate(tensors):
+        unit = list(t.shape)
+        unit.insert(dim, 1)
+        offsets = [0] * len(shape)
+        offsets[dim] = i
+        out = _insert(ctx, ctx.builder.reshape(t, unit), out, offsets, [1] * len(shape))
+    return out

@@ -3,9 +3,9 @@ own DistributedDataParallel (gloo, CPU, one process per rank), K
 micro-batches per window, the first K-1 under `ddp.no_sync()`, then SGD.
 
 Writes, per window w, micro-batch k and rank r, the loss each micro-batch
-returned (`torch/w<w>_k<k>_r<r>_loss.npy`, scaled by 1/K as the compiled
-step's), and per window rank 0's gradients after the window's last backward
-(`torch/w<w>_<param>.npy`, unsharded: DDP's average over the ranks; every
+returned (`<reference>/w<w>_k<k>_r<r>_loss.npy`, scaled by 1/K as the
+compiled step's), and per window rank 0's gradients after the window's last
+backward (`<reference>/w<w>_<param>.npy`, unsharded: DDP's average over the ranks; every
 rank's are compared with rank 0's here, DDP's own invariant).
 
 `spoil` makes a wrong reference on purpose, to show that the comparison
@@ -16,8 +16,6 @@ every gradient by W once more (averaged twice).
 
 import os
 import socket
-from typing import List
-
 import numpy as np
 import torch
 import torch.distributed as dist
@@ -36,7 +34,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil):
+def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, reference):
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
@@ -48,7 +46,7 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil):
         ddp = DistributedDataParallel(model)
         opt = torch.optim.SGD(ddp.parameters(), lr=lr)
         names = [n for n, p in model.named_parameters()]
-        out = os.path.join(workdir, "torch")
+        out = os.path.join(workdir, reference)
         for w in range(windows):
             for micro in range(k):
                 batch = [torch.from_numpy(np.load(data_path(workdir, w, micro, rank, i)))
@@ -65,11 +63,12 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil):
                     p.grad /= world
             grads = [p.grad.detach().clone() for p in model.parameters()]
             # DDP's invariant: every rank holds the same averaged gradient.
-            for g in grads:
+            for n, g in zip(names, grads):
                 ref = g.clone()
                 dist.broadcast(ref, 0)
                 if not torch.equal(ref, g):
-                    raise RuntimeError("rank %d: DDP gradients differ across ranks" % rank)
+                    raise RuntimeError("rank %d: DDP's gradient of %s differs from rank 0's "
+                                       "by %g" % (rank, n, float((ref - g).abs().max())))
             if rank == 0:
                 for n, g in zip(names, grads):
                     np.save(os.path.join(out, "w%d_%s.npy" % (w, n)), g.numpy())
@@ -94,13 +93,10 @@ def _data_count(workdir: str) -> int:
 
 
 def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
-        lr: float, spoil: str = "") -> None:
-    """Runs the DDP reference; its files land in workdir/torch."""
-    os.makedirs(os.path.join(workdir, "torch"), exist_ok=True)
+        lr: float, spoil: str = "", reference: str = "torch") -> None:
+    """Runs the DDP reference; its files land in workdir/<reference>."""
+    os.makedirs(os.path.join(workdir, reference), exist_ok=True)
     mp.start_processes(_rank_main, args=(world, _free_port(), path, config, workdir, k,
-                                         windows, lr, spoil),
+                                         windows, lr, spoil, reference),
                        nprocs=world, join=True, start_method="spawn")
 
-
-def names(model: torch.nn.Module) -> List[str]:
-    return [n for n, _ in model.named_parameters()]

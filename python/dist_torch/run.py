@@ -13,14 +13,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def find_tool(name: str, given: Optional[str] = None) -> str:
-    """A dist tool: `given`, DIST_<NAME>, build/bin beside the sources, PATH."""
-    env = os.environ.get("DIST_" + name.upper().replace("-", "_"))
-    for candidate in (given, env, os.path.join(ROOT, "build", "bin", name), shutil.which(name)):
+def find_dist_run(given: Optional[str] = None) -> str:
+    """dist-run: `given`, $DIST_TORCH_DIST_RUN (the build's launcher sets
+    it), build/bin beside the sources, or PATH."""
+    env = os.environ.get("DIST_TORCH_DIST_RUN")
+    for candidate in (given, env, os.path.join(ROOT, "build", "bin", "dist-run"),
+                      shutil.which("dist-run")):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
-    raise SystemExit("dist-torch: cannot find %s (build dist first: ./scripts/build.sh, "
-                     "or pass --%s)" % (name, name))
+    raise SystemExit("dist-torch: cannot find dist-run (build dist first: "
+                     "./scripts/build.sh, or pass --dist-run)")
 
 
 def mpirun_command() -> List[str]:

@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 from torch.fx.experimental import proxy_tensor
+from functorch import functionalize
 from torch.nn.utils import stateless
 
 aten = torch.ops.aten
@@ -41,6 +42,8 @@ DECOMPOSED = [
     aten.silu_backward, aten.rsub, aten.var_mean, aten._reshape_alias,
     aten.transpose, aten.new_zeros, aten.tanh_backward, aten.sigmoid_backward,
     aten.slice_backward, aten.select_backward, aten.threshold_backward,
+    aten.leaky_relu, aten.leaky_relu_backward, aten.mse_loss, aten.mse_loss_backward,
+    aten.logsumexp,
 ]
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -237,5 +240,27 @@ def trace_step(model: torch.nn.Module, loss_fn: Callable, data: Sequence[torch.T
     data = [d.detach() for d in data]
     decompositions = torch._decomp.get_decompositions(DECOMPOSED)
     with _module_paths(model, tracker), _record_origins(tracker):
-        graph = proxy_tensor.make_fx(step, decomposition_table=decompositions)(inputs, data)
+        joint = proxy_tensor.make_fx(step, decomposition_table=decompositions)(inputs, data)
+        graph = _functional(joint, tracker, [t.detach() for t in inputs] + data)
     return TracedStep(graph, params, data, k)
+
+
+class _Replay(torch.fx.Interpreter):
+    """Runs a traced graph node by node, each under its own origin."""
+
+    def __init__(self, graph, tracker):
+        super().__init__(graph)
+        self.tracker = tracker
+
+    def run_node(self, n):
+        self.tracker.current = n.meta.get("dist_origin")
+        return super().run_node(n)
+
+
+def _functional(joint: torch.fx.GraphModule, tracker: _OriginTracker, flat):
+    """The joint graph without in-place ops: autograd's backward mutates
+    (logical_and_, index_put_, ...), which functionalization rewrites into
+    value semantics; replayed op by op, so every node keeps its origin."""
+    def replay(*args):
+        return _Replay(joint, tracker).run(*args)
+    return proxy_tensor.make_fx(functionalize(replay))(*flat)
