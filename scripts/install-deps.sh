@@ -4,9 +4,11 @@
 set -euo pipefail
 
 # Arguments name extra packages (e.g. scripts/fuzz.sh's sanitizer runtimes).
+# python3-torch (Debian's PyTorch 1.13, CPU) is the PyTorch front door's
+# tracer and its reference (test/Torch, docs/PyTorch.md).
 pkgs=(cmake ninja-build g++ python3 lld llvm-22-dev llvm-22-tools libmlir-22-dev
       mlir-22-tools clang-22 libopenmpi-dev openmpi-bin libgtest-dev python3-psutil python3-numpy
-      libopenblas-serial-dev "$@")
+      libopenblas-serial-dev python3-torch "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

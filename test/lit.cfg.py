@@ -70,6 +70,13 @@ for python in [sys.executable, "/usr/bin/python3"]:
         config.available_features.add("numpy")
         config.substitutions.append(("%numpy_python", python))
         break
+# torch: Debian's python3-torch, which the PyTorch front door (build/bin/
+# dist-torch, on /usr/bin/python3) traces with.
+if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
+config.substitutions.append(
+    ("%dist_torch", os.path.join(config.dist_tools_dir, "dist-torch")))
 mpirun = shutil.which("mpirun")
 if mpirun:
     config.available_features.add("mpi")

@@ -181,13 +181,10 @@ class Emitter(Context):
 
     def _arg(self, a, user, forward, param_values, backward_value):
         if isinstance(a, torch.fx.Node):
-            if a in param_values and user not in forward:
-                pl, local, full, compute = param_values[a]
-                if pl.reshard_after_forward:
-                    if a not in backward_value:
-                        backward_value[a] = pl.synchronize(self.builder, local, full,
-                                                           compute)
-                    return backward_value[a]
+            if user not in forward:
+                root = _view_root(a)
+                if root in param_values and param_values[root][0].reshard_after_forward:
+                    return self._regathered(a, param_values, backward_value)
             if a not in self.env:
                 raise self.error("operand %s has no value" % a.name)
             return self.env[a]
@@ -195,6 +192,23 @@ class Emitter(Context):
             return type(a)(self._arg(x, user, forward, param_values, backward_value)
                            for x in a)
         return a
+
+    def _regathered(self, a, param_values, backward_value):
+        """A ZeRO-3 parameter, or a view of it the forward made (a weight's
+        transpose, which autograd saves for the backward), as the backward
+        reads it: from a second dist.synchronize, the forward's gathered
+        copy being freed (FSDP gathers again before the backward)."""
+        if a in backward_value:
+            return backward_value[a]
+        if a in param_values:
+            pl, local, full, compute = param_values[a]
+            value = pl.synchronize(self.builder, local, full, compute)
+        else:
+            args = [self._regathered(x, param_values, backward_value)
+                    if isinstance(x, torch.fx.Node) else x for x in a.args]
+            value = HANDLERS[str(a.target)](self, *args, **a.kwargs)
+        backward_value[a] = value
+        return value
 
     def _check(self, node, value):
         meta = node.meta.get("tensor_meta")
@@ -223,6 +237,25 @@ class Emitter(Context):
                 '"0x%s"' % value.view(torch.int16).numpy().tobytes().hex().upper()
         ssa = self.builder.op("arith.constant dense<%s> : %s" % (body, ty), "cst")
         return Tensor(ssa, shape, elem)
+
+
+# Ops that only view their first operand: a chain of them from a parameter
+# is the parameter, seen another way (_view_root).
+_VIEWS = {
+    "aten.permute.default", "aten.t.default", "aten.transpose.int", "aten.view.default",
+    "aten._unsafe_view.default", "aten.reshape.default", "aten.expand.default",
+    "aten.unsqueeze.default", "aten.squeeze.dim", "aten.slice.Tensor", "aten.select.int",
+    "aten.detach.default", "aten.alias.default",
+}
+
+
+def _view_root(node: torch.fx.Node) -> torch.fx.Node:
+    """The node a chain of views starts from (the node itself if none)."""
+    while (node.op == "call_function" and str(node.target) in _VIEWS and node.args and
+           isinstance(node.args[0], torch.fx.Node) and
+           all(not isinstance(x, torch.fx.Node) for x in node.args[1:])):
+        node = node.args[0]
+    return node
 
 
 def _nested(v) -> str:

@@ -119,6 +119,18 @@ register("aten.amin.default", "prims.amin.default")(_extremum("min"))
 def _var(ctx, x, dims=None, correction=None, keepdim=False, **kwargs):
     """sum((x - mean)^2) / (N - correction), two passes."""
     _, elem = ctx.result()
+    return _var_mean(ctx, x, elem, dims, correction, keepdim, **kwargs)[0]
+
+
+@register("aten.var_mean.correction")
+def _var_mean_op(ctx, x, dims=None, correction=None, keepdim=False, **kwargs):
+    return _var_mean(ctx, x, x.elem, dims, correction, keepdim, **kwargs)
+
+
+def _var_mean(ctx, x, elem, dims, correction, keepdim, **kwargs):
+    """(variance, mean) over dims: the mean first, then the squared
+    deviations, as two passes (ATen uses Welford's; both are within a few
+    roundoffs of the exact value)."""
     if correction is None:
         correction = kwargs.get("correction", 1)
     rank = len(x.shape)
@@ -134,4 +146,6 @@ def _var(ctx, x, dims=None, correction=None, keepdim=False, **kwargs):
     dev = ctx.builder.generic(x.shape, acc, [(x, ["d%d" % d for d in range(rank)]),
                                              (mean, mean_exprs)], squared)
     var = _scale(ctx, _reduce(ctx, dev, dims, "sum", acc, keepdim), max(count - correction, 0))
-    return _convert(ctx, var, elem)
+    if not keepdim:
+        mean = ctx.builder.reshape(mean, [x.shape[d] for d in range(rank) if d not in dims])
+    return _convert(ctx, var, elem), _convert(ctx, mean, elem)

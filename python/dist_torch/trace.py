@@ -17,9 +17,9 @@ it right before that output's grad_fn).
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import sys
-import traceback
 from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
@@ -33,13 +33,14 @@ aten = torch.ops.aten
 # backwards) into ops the emitter lowers. Fixed, so that a graph means the
 # same on every run; anything outside the emitter's table is an error there.
 # Not nll_loss_forward / nll_loss_backward: 1.13's decompositions mishandle a
-# negative ignore_index (ops_loss.py lowers them with ATen's semantics).
+# negative ignore_index (ops_loss.py lowers them with ATen's semantics). Not
+# var_mean: its decomposition writes prims that functionalization refuses.
 DECOMPOSED = [
     aten._log_softmax, aten._log_softmax_backward_data, aten._softmax,
     aten._softmax_backward_data, aten.addmm, aten.embedding_dense_backward,
     aten.gelu, aten.gelu_backward, aten.native_layer_norm,
     aten.native_layer_norm_backward, aten.t, aten.masked_fill, aten.silu,
-    aten.silu_backward, aten.rsub, aten.var_mean, aten._reshape_alias,
+    aten.silu_backward, aten.rsub, aten._reshape_alias,
     aten.transpose, aten.new_zeros, aten.tanh_backward, aten.sigmoid_backward,
     aten.slice_backward, aten.select_backward, aten.threshold_backward,
     aten.leaky_relu, aten.leaky_relu_backward, aten.mse_loss, aten.mse_loss_backward,
@@ -67,14 +68,24 @@ class Origin:
         return "%s (%s%s, in %s)" % (where, kind, what, self.function)
 
 
-def _user_frame() -> Optional[traceback.FrameSummary]:
-    for frame in reversed(traceback.extract_stack()):
-        path = os.path.abspath(frame.filename)
-        if path.startswith(_TORCH_DIR) or path.startswith(_OWN_DIR):
-            continue
-        if frame.filename.startswith("<") and frame.filename != "<stdin>":
-            continue
-        return frame
+def _user_frame():
+    """(file, line, column, function) of the innermost frame outside torch
+    and this package: the user's code making the current torch call."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        path = os.path.abspath(code.co_filename)
+        user = not (path.startswith(_TORCH_DIR) or path.startswith(_OWN_DIR) or
+                    code.co_filename.startswith("<"))
+        if user:
+            line, column = frame.f_lineno, 0
+            positions = getattr(code, "co_positions", None)  # Python 3.11+
+            if positions is not None:
+                at = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+                if at is not None and at[0] == line and at[2] is not None:
+                    column = at[2]
+            return path, line, column + 1, code.co_name
+        frame = frame.f_back
     return None
 
 
@@ -94,10 +105,9 @@ class _OriginTracker(torch.overrides.TorchFunctionMode):
         frame = _user_frame()
         saved = self.current
         if frame is not None:
-            column = (getattr(frame, "colno", None) or 0) + 1
-            self.current = Origin(os.path.abspath(frame.filename), frame.lineno,
-                                  column, self.modules[-1] if self.modules else "",
-                                  frame.name)
+            path, line, column, function = frame
+            self.current = Origin(path, line, column,
+                                  self.modules[-1] if self.modules else "", function)
         try:
             out = func(*args, **kwargs)
         finally:
@@ -257,10 +267,19 @@ class _Replay(torch.fx.Interpreter):
         return super().run_node(n)
 
 
+def _mutates(node: torch.fx.Node) -> bool:
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and any(
+        a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+
+
 def _functional(joint: torch.fx.GraphModule, tracker: _OriginTracker, flat):
-    """The joint graph without in-place ops: autograd's backward mutates
-    (logical_and_, index_put_, ...), which functionalization rewrites into
-    value semantics; replayed op by op, so every node keeps its origin."""
+    """The joint graph without in-place ops: autograd's backward may mutate
+    (clamp's logical_and_, ...), which functionalization rewrites into value
+    semantics; replayed op by op, so every node keeps its origin."""
+    if not any(_mutates(n) for n in joint.graph.nodes if n.op == "call_function"):
+        return joint
+
     def replay(*args):
         return _Replay(joint, tracker).run(*args)
     return proxy_tensor.make_fx(functionalize(replay))(*flat)
