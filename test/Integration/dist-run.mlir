@@ -54,7 +54,7 @@
 // g = w * x must leave the runner's w alone (it was overwritten in place).
 // READS-PARAM: 24 passed, 0 failed
 
-// UNFINISHED: dist-run-unfinished.mlir:8:8: error: -dist-lower-to-llvm did not finish: expected only llvm dialect ops, but got 'math.erf', which it cannot lower
+// UNFINISHED: dist-run-unfinished.mlir:10:8: error: -dist-lower-to-llvm did not finish: expected only llvm dialect ops, but got 'math.ipowi', which it cannot lower
 // UNFINISHED: dist-run: lowering to LLVM failed
 
 // MISSING: dist-run: cannot open {{.*}}does-not-exist.mlir
@@ -63,7 +63,7 @@
 // HUGE: dist-run-huge.mlir:7:17: error: dist-run: argument #1 of @step is tensor<1099511627776xf32>, 4398046511104 bytes: more than this machine's {{[0-9]+}} bytes of memory
 // HUGE: dist-run-huge.mlir:6:1: error: dist-run: result #1 of @step is tensor<1099511627776xf32>, 4398046511104 bytes: more than this machine's {{[0-9]+}} bytes of memory
 // HUGE-NOT: bad_alloc
-// TYPE: dist-run-i32.mlir:3:54: error: dist-run supports statically shaped tensors of bf16, f16, f32 or f64 only, but argument #1 is 'tensor<4xi32>'
+// TYPE: dist-run: data argument #1 of @step is tensor<4xi32>: integer data (token ids, masks) must come from --data-npy
 // ENTRY: dist-run: {{.*}} has no func.func @nothing
 // UNTIED: dist-run: the no_sync pipeline made no @step_no_sync: @step returns no gradient tied to a dist.parameter
 func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {

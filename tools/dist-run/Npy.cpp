@@ -208,8 +208,9 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
   size_t have = bytes.size() - dataStart;
   if (have != count * width)
     return bad("holds " + std::to_string(have) + " data bytes, but shape " +
-               shapeString(shape) + " of " + descr + " needs " +
-               std::to_string(count * width));
+               shapeString(shape) + " of " +
+               (descr == "<f4" ? "float32" : descr == "<i8" ? "int64" : "int32") +
+               " needs " + std::to_string(count * width));
   data.resize(count);
   if (descr == "<f4") {
     if (count)

@@ -3,7 +3,8 @@
   npy_tool.py PATH SHAPE VALUES [--descr '<f4'] [--version 1] [--truncate N]
                                 [--magic BYTES] [--fortran] [--header DICT]
 writes a file, well-formed or broken on purpose (SHAPE is "4", "2x3" or ""
-for a scalar; VALUES is "1,2,3,4" or "arange");
+for a scalar; VALUES is "1,2,3,4" or "arange"; '<i8' and '<i4' write
+integers, any other descr float32);
   npy_tool.py --dump PATH...
 prints each file's shape and float32 values, one file a line.
 """
@@ -48,7 +49,8 @@ prefix = 12 if a.version == 2 else 10
 header += " " * ((64 - (prefix + len(header) + 1) % 64) % 64) + "\n"
 length = struct.pack("<I" if a.version == 2 else "<H", len(header))
 magic = a.magic.encode("latin-1").decode("unicode_escape").encode("latin-1")
-data = b"".join(struct.pack("<f", v) for v in values)
+code = {"<i8": "<q", "<i4": "<i"}.get(a.descr, "<f")
+data = b"".join(struct.pack(code, int(v) if code != "<f" else v) for v in values)
 blob = magic + bytes([a.version, 0]) + length + header.encode("ascii") + data
 with open(a.path, "wb") as f:
     f.write(blob[:len(blob) - a.truncate] if a.truncate else blob)
