@@ -16,7 +16,9 @@ losses and gradients (compare.py states the bound). Exit 0 when all agree.
 
 SPEC places parameters: one of ddp, zero2, zero3, hsdp (ZeRO-3 within
 pairs of ranks, replicated across: W >= 4), hsdp2, for all, or
-'PATTERN=KIND,...' per parameter (fnmatch on names, first match wins).
+'PATTERN=KIND,...' per parameter (fnmatch on names, first match wins); a
+kind takes options after '/': bf16 or f16 (FSDP2's param_dtype),
+reduce-<dtype>, stash-<local|shard|synced> (docs/PyTorch.md).
 With --spoil the PyTorch reference is made wrong on purpose and the
 command succeeds only if the comparison catches it; --reuse compares the
 dist run already in --workdir (same options) instead of running it again.
@@ -34,7 +36,7 @@ import torch
 from . import compare, files, oracle, placement, recipe as recipes, run
 from .emit import emit_module
 from .mlir import EmitError
-from .trace import trace_step
+from .trace import distinct_parameters, trace_step
 
 
 def _args(argv):
@@ -54,6 +56,8 @@ def _args(argv):
     p.add_argument("--workdir", default=None, help="keep the run's files here")
     p.add_argument("-o", "--output", default=None)
     p.add_argument("--no-compare", action="store_true")
+    p.add_argument("--f64", action="store_true",
+                   help="also measure window 0 of both against a float64 reference")
     p.add_argument("--spoil", choices=oracle.SPOILS, default=None)
     p.add_argument("--reuse", action="store_true",
                    help="with --spoil and --workdir: compare the dist run already there")
@@ -64,21 +68,16 @@ def _args(argv):
 
 def _trace(a, recipe):
     model = recipe.build(a.seed)
-    micro_batch = a.micro_batch or _file_micro_batch(recipe)
+    micro_batch = a.micro_batch or recipe.default_micro_batch()
     batch = recipe.draw(micro_batch, a.seed, 0, 0, 0)
-    step = trace_step(model, recipe.loss, batch, a.k)
-    names = [p[0] for p in step.params]
+    names = [p[0] for p in distinct_parameters(model)]
     try:
         placements = placement.parse_spec(a.placement, names, a.world)
     except ValueError as e:
         raise SystemExit("dist-torch: %s" % e)
+    compute = {n: p.param_dtype for n, p in placements.items() if p.param_dtype is not None}
+    step = trace_step(model, recipe.loss, batch, a.k, param_dtype=compute)
     return model, micro_batch, step, placements
-
-
-def _file_micro_batch(recipe) -> int:
-    module = sys.modules.get("dist_recipe_" + os.path.splitext(os.path.basename(recipe.path))[0])
-    table = getattr(module, "MICRO_BATCH", {})
-    return table.get(recipe.config, 2)
 
 
 def main(argv=None) -> int:
@@ -124,6 +123,10 @@ def main(argv=None) -> int:
             w, grads, files.read_torch_grads(workdir, reference, w, names),
             files.read_dist_losses(workdir, w, a.k, a.world),
             files.read_torch_losses(workdir, reference, w, a.k, a.world))
+    if a.f64:
+        exact = oracle.f64_reference(recipe.path, a.config, workdir, a.world, a.k)
+        grads, _ = files.read_dist_grads(workdir, 0, a.world, names, placements, full)
+        compare.report_f64(exact, grads, files.read_torch_grads(workdir, reference, 0, names))
     for f in failures[:20]:
         print("dist-torch: mismatch: %s" % f)
     if a.spoil:

@@ -101,11 +101,13 @@ def broadcast_exprs(shape: Sequence[int], out_shape: Sequence[int]) -> List[Opti
     return exprs
 
 
-def elementwise(ctx: Context, operands: Sequence[Operand], compute: str, out_elem: str,
+def elementwise(ctx: Context, operands: Sequence[Operand], compute, out_elem: str,
                 fn: Callable[[Body, List[str]], str],
                 out_shape: Optional[Sequence[int]] = None) -> Tensor:
     """fn over the broadcast operands, each converted to `compute` (a Python
-    scalar becomes a constant of it); fn returns a value of `out_elem`."""
+    scalar becomes a constant of it; a list gives each operand's type); fn
+    returns a value of `out_elem`."""
+    types = list(compute) if isinstance(compute, (list, tuple)) else [compute] * len(operands)
     tensors = [o for o in operands if isinstance(o, Tensor)]
     if out_shape is None:
         out_shape = broadcast_shape(ctx, [t.shape for t in tensors])
@@ -113,12 +115,12 @@ def elementwise(ctx: Context, operands: Sequence[Operand], compute: str, out_ele
 
     def body(b: Body, args: List[str]) -> str:
         values, k = [], 0
-        for o in operands:
+        for o, want in zip(operands, types):
             if isinstance(o, Tensor):
-                values.append(b.convert(args[k], o.elem, compute))
+                values.append(b.convert(args[k], o.elem, want))
                 k += 1
             else:
-                values.append(b.const(o, compute))
+                values.append(b.const(o, want))
         return fn(b, values)
     return ctx.builder.generic(out_shape, out_elem, inputs, body)
 

@@ -167,28 +167,11 @@ for _kind in _FLOAT_PRED:
 
 @register("aten.where.self", "prims.where.default")
 def _where(ctx, cond, a, b):
+    """The condition read as i1, the values in the result type."""
     elem = _compute(ctx)
-
-    def fn(body, v):
-        return body.op("arith.select %s, %s, %s : %s" % (v[0], v[1], v[2], elem))
-    tensors = [cond, a, b]
-    # The condition is read as i1, the values in the result type.
-    from .ops import broadcast_shape, broadcast_exprs
-    shapes = [t.shape for t in tensors if isinstance(t, Tensor)]
-    out_shape = broadcast_shape(ctx, shapes)
-    inputs = [(t, broadcast_exprs(t.shape, out_shape)) for t in tensors if isinstance(t, Tensor)]
-
-    def body(bb, args):
-        vals, k = [], 0
-        for i, o in enumerate(tensors):
-            want = "i1" if i == 0 else elem
-            if isinstance(o, Tensor):
-                vals.append(bb.convert(args[k], o.elem, want))
-                k += 1
-            else:
-                vals.append(bb.const(o, want))
-        return fn(bb, vals)
-    return ctx.builder.generic(out_shape, elem, inputs, body)
+    return elementwise(ctx, [cond, a, b], ["i1", elem, elem], elem,
+                       lambda body, v: body.op("arith.select %s, %s, %s : %s"
+                                               % (v[0], v[1], v[2], elem)))
 
 
 @register("aten.logical_not.default", "aten.bitwise_not.default")

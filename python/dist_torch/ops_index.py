@@ -19,26 +19,36 @@ def _origin_text(ctx):
     return "%s at %s" % (op, origin.describe() if origin else "an op PyTorch added")
 
 
-def _check_indices(ctx, idx: Tensor, size: int, wrap: bool):
-    """cf.assert that every index lies in [0, size) ([-size, size) if wrap)."""
+def assert_none(ctx, t: Tensor, is_bad, message: str):
+    """cf.assert that is_bad(body, i64 value) holds for no element of the
+    integer tensor t: the job aborts with `message` (and the user's line)."""
     b = ctx.builder
-    rank = len(idx.shape)
+    rank = len(t.shape)
     init = b.splat(False, [], "i1")
-    lo = -size if wrap else 0
 
     def body(bb, v):
-        i = bb.convert(v[0], idx.elem, "i64")
-        low = bb.op("arith.cmpi slt, %s, %s : i64" % (i, bb.const(lo, "i64")))
-        high = bb.op("arith.cmpi sge, %s, %s : i64" % (i, bb.const(size, "i64")))
-        bad = bb.op("arith.ori %s, %s : i1" % (low, high))
+        bad = is_bad(bb, bb.convert(v[0], t.elem, "i64"))
         return bb.op("arith.ori %s, %s : i1" % (v[1], bad))
-    any_bad = b.generic([], "i1", [(idx, ["d%d" % d for d in range(rank)])], body,
+    any_bad = b.generic([], "i1", [(t, ["d%d" % d for d in range(rank)])], body,
                         ["reduction"] * rank, [], init, hint="oob")
     flag = b.op("tensor.extract %s[] : %s" % (any_bad.ssa, any_bad.type), "oob")
-    true = b.op("arith.constant true", "t")
-    ok = b.op("arith.xori %s, %s : i1" % (flag, true), "ok")
-    message = "dist_torch: index out of range [%d, %d) in %s" % (lo, size, _origin_text(ctx))
-    b.op('cf.assert %s, "%s"' % (ok, message.replace("\\", "\\\\").replace('"', "'")), results=0)
+    ok = b.op("arith.xori %s, %s : i1" % (flag, b.op("arith.constant true", "t")), "ok")
+    text = "dist_torch: %s in %s" % (message, _origin_text(ctx))
+    b.op('cf.assert %s, "%s"' % (ok, text.replace("\\", "/").replace('"', "'")), results=0)
+
+
+def outside(bb, i: str, lo: int, hi: int) -> str:
+    """i < lo or i >= hi, on i64 values."""
+    low = bb.op("arith.cmpi slt, %s, %s : i64" % (i, bb.const(lo, "i64")))
+    high = bb.op("arith.cmpi sge, %s, %s : i64" % (i, bb.const(hi, "i64")))
+    return bb.op("arith.ori %s, %s : i1" % (low, high))
+
+
+def _check_indices(ctx, idx: Tensor, size: int, wrap: bool):
+    """Every index lies in [0, size) ([-size, size) if wrap)."""
+    lo = -size if wrap else 0
+    assert_none(ctx, idx, lambda bb, i: outside(bb, i, lo, size),
+                "index out of range [%d, %d)" % (lo, size))
 
 
 def _safe_index(bb, value: str, elem: str, size: int, wrap: bool) -> str:
@@ -49,9 +59,7 @@ def _safe_index(bb, value: str, elem: str, size: int, wrap: bool) -> str:
         neg = bb.op("arith.cmpi slt, %s, %s : i64" % (i, bb.const(0, "i64")))
         i = bb.op("arith.select %s, %s, %s : i64" % (
             neg, arith(bb, "add", i, bb.const(size, "i64"), "i64"), i))
-    low = bb.op("arith.cmpi slt, %s, %s : i64" % (i, bb.const(0, "i64")))
-    high = bb.op("arith.cmpi sge, %s, %s : i64" % (i, bb.const(size, "i64")))
-    bad = bb.op("arith.ori %s, %s : i1" % (low, high))
+    bad = outside(bb, i, 0, size)
     i = bb.op("arith.select %s, %s, %s : i64" % (bad, bb.const(0, "i64"), i))
     return bb.op("arith.index_cast %s : i64 to index" % i)
 

@@ -13,32 +13,18 @@ in [0, C) (checked: the job aborts naming the op, as PyTorch raises).
 
 from .mlir import Tensor
 from .ops import arith, register
-from .ops_index import _extract, _origin_text
+from .ops_index import _extract, assert_none, outside
 
 _NONE, _MEAN, _SUM = 0, 1, 2
 
 
 def _check_targets(ctx, target: Tensor, classes: int, ignore_index: int):
-    b = ctx.builder
-    rank = len(target.shape)
-    init = b.splat(False, [], "i1")
-
-    def body(bb, v):
-        t = bb.convert(v[0], target.elem, "i64")
+    def bad(bb, t):
         ignored = bb.op("arith.cmpi eq, %s, %s : i64" % (t, bb.const(ignore_index, "i64")))
-        low = bb.op("arith.cmpi slt, %s, %s : i64" % (t, bb.const(0, "i64")))
-        high = bb.op("arith.cmpi sge, %s, %s : i64" % (t, bb.const(classes, "i64")))
-        out = bb.op("arith.ori %s, %s : i1" % (low, high))
         kept = bb.op("arith.xori %s, %s : i1" % (ignored, bb.const(True, "i1")))
-        bad = bb.op("arith.andi %s, %s : i1" % (out, kept))
-        return bb.op("arith.ori %s, %s : i1" % (v[1], bad))
-    flag = b.generic([], "i1", [(target, ["d%d" % d for d in range(rank)])], body,
-                     ["reduction"] * rank, [], init, hint="oob")
-    value = b.op("tensor.extract %s[] : %s" % (flag.ssa, flag.type), "oob")
-    ok = b.op("arith.xori %s, %s : i1" % (value, b.op("arith.constant true", "t")), "ok")
-    message = "dist_torch: target out of range [0, %d) and not ignore_index %d in %s" % (
-        classes, ignore_index, _origin_text(ctx))
-    b.op('cf.assert %s, "%s"' % (ok, message.replace('"', "'")), results=0)
+        return bb.op("arith.andi %s, %s : i1" % (outside(bb, t, 0, classes), kept))
+    assert_none(ctx, target, bad, "target out of range [0, %d) and not ignore_index %d"
+                % (classes, ignore_index))
 
 
 def _class_weight(bb, t: str, ignore_index: int, weight, classes: int, elem: str) -> str:
@@ -52,9 +38,7 @@ def _class_weight(bb, t: str, ignore_index: int, weight, classes: int, elem: str
 
 
 def _safe(bb, t: str, classes: int) -> str:
-    low = bb.op("arith.cmpi slt, %s, %s : i64" % (t, bb.const(0, "i64")))
-    high = bb.op("arith.cmpi sge, %s, %s : i64" % (t, bb.const(classes, "i64")))
-    bad = bb.op("arith.ori %s, %s : i1" % (low, high))
+    bad = outside(bb, t, 0, classes)
     safe = bb.op("arith.select %s, %s, %s : i64" % (bad, bb.const(0, "i64"), t))
     return bb.op("arith.index_cast %s : i64 to index" % safe)
 

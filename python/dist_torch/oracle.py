@@ -14,8 +14,10 @@ backward of micro-batch 1 (a lost micro-batch), `double-average` divides
 every gradient by W once more (averaged twice).
 """
 
+import contextlib
 import os
 import socket
+
 import numpy as np
 import torch
 import torch.distributed as dist
@@ -52,7 +54,7 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, 
                 batch = [torch.from_numpy(np.load(data_path(workdir, w, micro, rank, i)))
                          for i in range(_data_count(workdir))]
                 last = micro == k - 1
-                with (ddp.no_sync() if not last else _nothing()):
+                with (ddp.no_sync() if not last else contextlib.nullcontext()):
                     loss = recipe.loss(ddp, *batch) / k
                     if not (spoil == "drop-micro-batch" and micro == 1):
                         loss.backward()
@@ -79,14 +81,6 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, 
         dist.destroy_process_group()
 
 
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
-
-
 def _data_count(workdir: str) -> int:
     with open(os.path.join(workdir, "data", "count")) as f:
         return int(f.read())
@@ -100,3 +94,22 @@ def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
                                          windows, lr, spoil, reference),
                        nprocs=world, join=True, start_method="spawn")
 
+
+
+def f64_reference(path: str, config: str, workdir: str, world: int, k: int):
+    """Window 0's gradients in float64, in one process: the same model,
+    parameters and data, (1/W) sum over ranks and micro-batches of the
+    gradient of loss / K. No DDP, no f32: the scale of f32 rounding on
+    both sides (compare.py)."""
+    torch.set_num_threads(1)
+    recipe = recipes.load(path, config)
+    model = recipe.build(0)
+    load_params(model, workdir)
+    model = model.double()
+    for rank in range(world):
+        for micro in range(k):
+            batch = [torch.from_numpy(np.load(data_path(workdir, 0, micro, rank, i)))
+                     for i in range(_data_count(workdir))]
+            batch = [b.double() if b.is_floating_point() else b for b in batch]
+            (recipe.loss(model, *batch) / k).backward()
+    return {n: (p.grad / world).numpy() for n, p in model.named_parameters()}

@@ -103,27 +103,51 @@ def preset(kind: str, world: int, **mixed) -> Placement:
     raise ValueError("unknown placement '%s' (expected one of %s)" % (kind, ", ".join(PRESETS)))
 
 
+_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+           "f64": torch.float64}
+
+
+def _with_options(placement: Placement, options: List[str], spec: str) -> Placement:
+    """KIND/OPTION/...: bf16, f16 (param_dtype), reduce-<dtype>,
+    stash-<local|shard|synced>."""
+    for option in options:
+        if option in _DTYPES:
+            placement = dataclasses.replace(placement, param_dtype=_DTYPES[option])
+        elif option.startswith("reduce-") and option[7:] in _DTYPES:
+            placement = dataclasses.replace(placement, reduce_dtype=_DTYPES[option[7:]])
+        elif option.startswith("stash-") and option[6:] in ("local", "shard", "synced"):
+            placement = dataclasses.replace(placement, stash=option[6:])
+        else:
+            raise ValueError("unknown placement option '%s' in '%s' (expected bf16, f16, "
+                             "reduce-<bf16|f16|f32|f64>, stash-<local|shard|synced>)"
+                             % (option, spec))
+    return placement
+
+
 def parse_spec(spec: str, names: List[str], world: int) -> Dict[str, Placement]:
     """'zero3' for every parameter, or 'PATTERN=KIND,...' (fnmatch patterns
     over parameter names, first match wins; '*' the rest), e.g.
-    '*wte*=zero3,*ln*=ddp,*=zero2'. On a 4-rank run with any hsdp kind the
-    mesh is [W/2, 2] for every parameter (one mesh per module)."""
+    '*wte*=zero3,*ln*=ddp,*=zero2'. A kind may carry options after '/':
+    'zero3/bf16/reduce-f32' (FSDP2's MixedPrecisionPolicy), '/stash-synced'.
+    With any hsdp kind the mesh is [W/2, 2] for every parameter (one mesh per
+    module)."""
     rules = []
     for part in spec.split(","):
         part = part.strip()
         if not part:
             continue
         pattern, _, kind = part.rpartition("=")
-        rules.append((pattern or "*", kind.strip()))
-    hybrid = any(k.startswith("hsdp") for _, k in rules)
+        kind, *options = kind.strip().split("/")
+        rules.append((pattern or "*", kind, options))
+    hybrid = any(k.startswith("hsdp") for _, k, _ in rules)
     out = {}
     for name in names:
-        kind = next((k for p, k in rules if fnmatch.fnmatchcase(name, p)), None)
-        if kind is None:
+        rule = next((r for r in rules if fnmatch.fnmatchcase(name, r[0])), None)
+        if rule is None:
             raise ValueError("no placement for parameter '%s' in '%s'" % (name, spec))
+        _, kind, options = rule
         placement = preset(kind, world)
         if hybrid and not kind.startswith("hsdp"):
-            mesh = Mesh((world // 2, 2))
-            placement = dataclasses.replace(placement, mesh=mesh)
-        out[name] = placement
+            placement = dataclasses.replace(placement, mesh=Mesh((world // 2, 2)))
+        out[name] = _with_options(placement, options, spec)
     return out

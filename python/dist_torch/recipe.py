@@ -8,7 +8,8 @@ functions the front door calls (the file's "recipe"):
 
 `dist_loss` must reach the model through `model(...)` (its forward): the
 PyTorch reference wraps it in DistributedDataParallel, whose gradient
-hooks run from there.
+hooks run from there. An optional `MICRO_BATCH = {config: size}` gives the
+default micro-batch size (2 otherwise).
 """
 
 import dataclasses
@@ -27,6 +28,10 @@ class Recipe:
     model: Callable[[str], torch.nn.Module]
     batch: Callable
     loss: Callable
+    micro_batches: dict  # the file's MICRO_BATCH: config -> default size
+
+    def default_micro_batch(self) -> int:
+        return self.micro_batches.get(self.config, 2)
 
     def build(self, seed: int) -> torch.nn.Module:
         torch.manual_seed(seed)
@@ -54,4 +59,5 @@ def load(path: str, config: str) -> Recipe:
     if missing:
         raise SystemExit("dist-torch: '%s' defines no %s (python/dist_torch/recipe.py "
                          "says what a model file provides)" % (path, ", ".join(missing)))
-    return Recipe(path, config, module.dist_model, module.dist_batch, module.dist_loss)
+    return Recipe(path, config, module.dist_model, module.dist_batch, module.dist_loss,
+                  getattr(module, "MICRO_BATCH", {}))
