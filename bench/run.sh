@@ -9,7 +9,8 @@
 # and the overlap schedule on and off (overlap.txt, overlap_trace.png) and
 # the progress of in-flight collectives (progress_overlap.txt), and dist
 # against PyTorch DDP (vs_pytorch.json/.png; Debian's python3-torch, with the
-# OpenBLAS the runtime uses), and what an f32 reduce buys bf16 gradients
+# OpenBLAS the runtime uses), GPT and Llama from examples/torch against
+# PyTorch DDP (torch_models.json/.txt), and what an f32 reduce buys bf16 gradients
 # (bf16_accuracy.json, mixed_precision_accuracy.json). Prints each table. Installs gnuplot-nox for the plots if it is missing.
 # Environment: BUILD_DIR (default build), REPS (default 15), COMPILE_REPS
 # (default 9, the compile-time medians), OVERLAP_REPS (default 3), LAYERS
@@ -53,6 +54,9 @@ echo "== progress of in-flight collectives (2 ranks)"
 echo "== dist against PyTorch DDP (2 ranks, K = 4)"
 python3 "$root/bench/vs_pytorch.py" --build "$build" --reps "${REPS:-15}" \
   --json "$out/vs_pytorch.json" --png "$out/vs_pytorch.png"
+echo "== GPT and Llama from PyTorch: dist no_sync against PyTorch DDP no_sync (2 ranks, K = 4)"
+/usr/bin/python3 "$root/bench/torch_models.py" --rounds 3 --json "$out/torch_models.json" |
+  tee "$out/torch_models.txt"
 echo "== what an f32 reduce buys bf16 gradients (2 ranks, K = 8, against float64)"
 # Exits 1 when the f32 stash is not closer at the max error, which it is not
 # on the all-bf16 toy (bench/README.md, section 9): reported, not fatal.
