@@ -36,7 +36,7 @@ import torch
 from . import compare, files, oracle, placement, recipe as recipes, run
 from .emit import emit_module
 from .mlir import EmitError
-from .trace import distinct_parameters, trace_step
+from .trace import TraceError, distinct_parameters, trace_step
 
 
 def _args(argv):
@@ -70,24 +70,47 @@ def _trace(a, recipe):
     model = recipe.build(a.seed)
     micro_batch = a.micro_batch or recipe.default_micro_batch()
     batch = recipe.draw(micro_batch, a.seed, 0, 0, 0)
-    names = [p[0] for p in distinct_parameters(model)]
-    try:
-        placements = placement.parse_spec(a.placement, names, a.world)
-    except ValueError as e:
-        raise SystemExit("dist-torch: %s" % e)
+    shapes = {n: tuple(p.shape) for n, _, p in distinct_parameters(model)}
+    placements = placement.parse_spec(a.placement, shapes, a.world)
     compute = {n: p.param_dtype for n, p in placements.items() if p.param_dtype is not None}
     step = trace_step(model, recipe.loss, batch, a.k, param_dtype=compute)
     return model, micro_batch, step, placements
 
 
+def _check_args(a):
+    for name in ("world", "k", "windows"):
+        if getattr(a, name) < 1:
+            raise ValueError("--%s must be at least 1, got %d" % (name, getattr(a, name)))
+    if a.micro_batch is not None and a.micro_batch < 1:
+        raise ValueError("--micro-batch must be at least 1, got %d" % a.micro_batch)
+    if not (a.lr == a.lr and abs(a.lr) != float("inf")):
+        raise ValueError("--lr must be a finite number, got %r" % a.lr)
+
+
+def _low_precision(placements) -> list:
+    """Parameters computed or reduced in bf16/f16: PyTorch DDP in f32 is no
+    reference for them within an f32 bound."""
+    low = (torch.bfloat16, torch.float16)
+    return sorted(n for n, p in placements.items()
+                  if p.param_dtype in low or p.reduce_dtype in low)
+
+
 def main(argv=None) -> int:
     a = _args(sys.argv[1:] if argv is None else argv)
     torch.set_num_threads(1)
-    recipe = recipes.load(a.model, a.config)
     try:
+        _check_args(a)
+        recipe = recipes.load(a.model, a.config)
         model, micro_batch, step, placements = _trace(a, recipe)
         text = emit_module(step, placements, a.model)
-    except EmitError as e:
+        low = _low_precision(placements)
+        if a.command == "train" and not a.no_compare and low:
+            raise ValueError(
+                "%d parameter(s) compute or reduce in bf16/f16 (%s...): the reference, "
+                "PyTorch DDP in f32, does not bound their rounding; run with --no-compare "
+                "(dist-run still checks no_sync against always-sync accumulation)"
+                % (len(low), low[0]))
+    except (EmitError, TraceError, ValueError, recipes.RecipeError) as e:
         print("dist-torch: error: %s" % e, file=sys.stderr)
         return 1
     if a.command == "emit":
@@ -111,7 +134,7 @@ def main(argv=None) -> int:
     start = time.time()
     reference = "torch" if not a.spoil else "torch-spoiled-" + a.spoil
     oracle.run(recipe.path, a.config, workdir, a.world, a.k, a.windows, a.lr, a.spoil or "",
-               reference)
+               reference, a.seed)
     print("dist-torch: PyTorch DDP reference done (%.1f s)" % (time.time() - start))
     names = [p[0] for p in step.params]
     full = {name: tuple(p.shape) for name, _, p in step.params}
@@ -124,7 +147,7 @@ def main(argv=None) -> int:
             files.read_dist_losses(workdir, w, a.k, a.world),
             files.read_torch_losses(workdir, reference, w, a.k, a.world))
     if a.f64:
-        exact = oracle.f64_reference(recipe.path, a.config, workdir, a.world, a.k)
+        exact = oracle.f64_reference(recipe.path, a.config, workdir, a.world, a.k, a.seed)
         grads, _ = files.read_dist_grads(workdir, 0, a.world, names, placements, full)
         compare.report_f64(exact, grads, files.read_torch_grads(workdir, reference, 0, names))
     for f in failures[:20]:

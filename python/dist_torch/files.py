@@ -28,6 +28,8 @@ def data_path(workdir: str, window: int, micro: int, rank: int, i: int) -> str:
 def write_params(model: torch.nn.Module, workdir: str) -> None:
     os.makedirs(os.path.join(workdir, "params"), exist_ok=True)
     for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue  # frozen: a constant of the traced step
         np.save(os.path.join(workdir, "params", name + ".npy"),
                 p.detach().to(torch.float32).numpy())
 
@@ -35,6 +37,8 @@ def write_params(model: torch.nn.Module, workdir: str) -> None:
 def load_params(model: torch.nn.Module, workdir: str) -> None:
     with torch.no_grad():
         for name, p in model.named_parameters():
+            if not p.requires_grad:
+                continue
             p.copy_(torch.from_numpy(np.load(os.path.join(workdir, "params", name + ".npy"))))
 
 

@@ -36,18 +36,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, reference):
+def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, reference,
+               seed):
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         recipe = recipes.load(path, config)
-        model = recipe.build(0)
+        model = recipe.build(seed)  # frozen parameters as the traced step's
         load_params(model, workdir)
         ddp = DistributedDataParallel(model)
         opt = torch.optim.SGD(ddp.parameters(), lr=lr)
-        names = [n for n, p in model.named_parameters()]
+        trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         out = os.path.join(workdir, reference)
         for w in range(windows):
             for micro in range(k):
@@ -61,18 +62,19 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, 
                 np.save(os.path.join(out, "w%d_k%d_r%d_loss.npy" % (w, micro, rank)),
                         loss.detach().reshape(()).numpy())
             if spoil == "double-average":
-                for p in model.parameters():
+                for _, p in trained:
                     p.grad /= world
-            grads = [p.grad.detach().clone() for p in model.parameters()]
-            # DDP's invariant: every rank holds the same averaged gradient.
-            for n, g in zip(names, grads):
+            grads = [p.grad.detach().clone() for _, p in trained]
+            # DDP's invariant: every rank holds the same averaged gradient
+            # (non-finite entries too; compare.py fails them).
+            for (n, _), g in zip(trained, grads):
                 ref = g.clone()
                 dist.broadcast(ref, 0)
-                if not torch.equal(ref, g):
+                if not torch.allclose(ref, g, rtol=0, atol=0, equal_nan=True):
                     raise RuntimeError("rank %d: DDP's gradient of %s differs from rank 0's "
                                        "by %g" % (rank, n, float((ref - g).abs().max())))
             if rank == 0:
-                for n, g in zip(names, grads):
+                for (n, _), g in zip(trained, grads):
                     np.save(os.path.join(out, "w%d_%s.npy" % (w, n)), g.numpy())
             opt.step()
             opt.zero_grad(set_to_none=False)
@@ -87,23 +89,23 @@ def _data_count(workdir: str) -> int:
 
 
 def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
-        lr: float, spoil: str = "", reference: str = "torch") -> None:
+        lr: float, spoil: str = "", reference: str = "torch", seed: int = 0) -> None:
     """Runs the DDP reference; its files land in workdir/<reference>."""
     os.makedirs(os.path.join(workdir, reference), exist_ok=True)
     mp.start_processes(_rank_main, args=(world, _free_port(), path, config, workdir, k,
-                                         windows, lr, spoil, reference),
+                                         windows, lr, spoil, reference, seed),
                        nprocs=world, join=True, start_method="spawn")
 
 
 
-def f64_reference(path: str, config: str, workdir: str, world: int, k: int):
+def f64_reference(path: str, config: str, workdir: str, world: int, k: int, seed: int = 0):
     """Window 0's gradients in float64, in one process: the same model,
     parameters and data, (1/W) sum over ranks and micro-batches of the
     gradient of loss / K. No DDP, no f32: the scale of f32 rounding on
     both sides (compare.py)."""
     torch.set_num_threads(1)
     recipe = recipes.load(path, config)
-    model = recipe.build(0)
+    model = recipe.build(seed)
     load_params(model, workdir)
     model = model.double()
     for rank in range(world):
@@ -112,4 +114,5 @@ def f64_reference(path: str, config: str, workdir: str, world: int, k: int):
                      for i in range(_data_count(workdir))]
             batch = [b.double() if b.is_floating_point() else b for b in batch]
             (recipe.loss(model, *batch) / k).backward()
-    return {n: (p.grad / world).numpy() for n, p in model.named_parameters()}
+    return {n: (p.grad / world).numpy() for n, p in model.named_parameters()
+            if p.requires_grad}

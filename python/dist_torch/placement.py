@@ -124,30 +124,36 @@ def _with_options(placement: Placement, options: List[str], spec: str) -> Placem
     return placement
 
 
-def parse_spec(spec: str, names: List[str], world: int) -> Dict[str, Placement]:
+def parse_spec(spec: str, shapes: Dict[str, Sequence[int]], world: int) -> Dict[str, Placement]:
     """'zero3' for every parameter, or 'PATTERN=KIND,...' (fnmatch patterns
     over parameter names, first match wins; '*' the rest), e.g.
     '*wte*=zero3,*ln*=ddp,*=zero2'. A kind may carry options after '/':
     'zero3/bf16/reduce-f32' (FSDP2's MixedPrecisionPolicy), '/stash-synced'.
     With any hsdp kind the mesh is [W/2, 2] for every parameter (one mesh per
-    module)."""
+    module). A 0-d parameter (a scalar) is replicated whatever its kind:
+    there is no dim 0 to shard. `shapes` maps each parameter to its shape."""
     rules = []
-    for part in spec.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        pattern, _, kind = part.rpartition("=")
+    parts = [p.strip() for p in spec.split(",") if p.strip()]
+    for part in parts:
+        pattern, eq, kind = part.rpartition("=")
+        if not eq and len(parts) > 1:
+            raise ValueError("placement '%s' in '%s' has no PATTERN= (only a spec of one "
+                             "kind for every parameter may omit it)" % (part, spec))
         kind, *options = kind.strip().split("/")
-        rules.append((pattern or "*", kind, options))
+        rules.append((pattern.strip() or "*", kind, options))
     hybrid = any(k.startswith("hsdp") for _, k, _ in rules)
     out = {}
-    for name in names:
+    for name, shape in shapes.items():
         rule = next((r for r in rules if fnmatch.fnmatchcase(name, r[0])), None)
         if rule is None:
             raise ValueError("no placement for parameter '%s' in '%s'" % (name, spec))
         _, kind, options = rule
         placement = preset(kind, world)
-        if hybrid and not kind.startswith("hsdp"):
+        if not shape and placement.sharded:
+            placement = preset("ddp", world)
+            if hybrid:
+                placement = dataclasses.replace(placement, mesh=Mesh((world // 2, 2)))
+        elif hybrid and not kind.startswith("hsdp"):
             placement = dataclasses.replace(placement, mesh=Mesh((world // 2, 2)))
         out[name] = _with_options(placement, options, spec)
     return out

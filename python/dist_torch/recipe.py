@@ -21,6 +21,10 @@ from typing import Callable
 import torch
 
 
+class RecipeError(Exception):
+    """A model file that cannot be used; the message says why."""
+
+
 @dataclasses.dataclass
 class Recipe:
     path: str
@@ -40,7 +44,12 @@ class Recipe:
     def draw(self, micro_batch: int, seed: int, window: int, micro: int, rank: int):
         g = torch.Generator()
         g.manual_seed(((seed * 1000003 + window) * 1009 + micro) * 9176 + rank * 131)
-        return tuple(self.batch(self.config, micro_batch, g))
+        batch = self.batch(self.config, micro_batch, g)
+        if not isinstance(batch, (tuple, list)) or not all(
+                isinstance(t, torch.Tensor) for t in batch):
+            raise RecipeError("dist_batch in %s must return a tuple of tensors, got %s"
+                              % (self.path, type(batch).__name__))
+        return tuple(batch)
 
 
 def load(path: str, config: str) -> Recipe:
@@ -49,15 +58,20 @@ def load(path: str, config: str) -> Recipe:
     if name in sys.modules:
         module = sys.modules[name]
     else:
+        if not os.path.isfile(path):
+            raise RecipeError("no model file '%s'" % path)
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise SystemExit("dist-torch: cannot load '%s' as a Python file" % path)
+            raise RecipeError("cannot load '%s' as a Python file" % path)
         module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as e:
+            raise RecipeError("%s:%s: %s" % (path, e.lineno, e.msg)) from e
         sys.modules[name] = module
-        spec.loader.exec_module(module)
     missing = [f for f in ("dist_model", "dist_batch", "dist_loss") if not hasattr(module, f)]
     if missing:
-        raise SystemExit("dist-torch: '%s' defines no %s (python/dist_torch/recipe.py "
-                         "says what a model file provides)" % (path, ", ".join(missing)))
+        raise RecipeError("'%s' defines no %s (docs/PyTorch.md says what a model file "
+                          "provides)" % (path, ", ".join(missing)))
     return Recipe(path, config, module.dist_model, module.dist_batch, module.dist_loss,
                   getattr(module, "MICRO_BATCH", {}))

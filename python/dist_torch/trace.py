@@ -95,6 +95,7 @@ class _OriginTracker(torch.overrides.TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.current: Optional[Origin] = None
+        self.failed_at: Optional[Origin] = None  # the innermost call that raised
         self.modules: List[str] = []
         self.tracing_forward = True
 
@@ -110,6 +111,9 @@ class _OriginTracker(torch.overrides.TorchFunctionMode):
                                   self.modules[-1] if self.modules else "", function)
         try:
             out = func(*args, **kwargs)
+        except Exception:
+            self.failed_at = self.failed_at or self.current
+            raise
         finally:
             origin, self.current = self.current, saved
         if origin is not None:
@@ -168,6 +172,11 @@ def _record_origins(tracker: _OriginTracker):
         proxy_tensor.PythonKeyTracer.create_node = original
 
 
+class TraceError(Exception):
+    """A step PyTorch could not trace, or that dist cannot take; the message
+    says why (and where, when a node is to blame)."""
+
+
 @dataclasses.dataclass
 class TracedStep:
     """A training step as PyTorch recorded it.
@@ -213,8 +222,12 @@ def trace_step(model: torch.nn.Module, loss_fn: Callable, data: Sequence[torch.T
     type, so the graph is the model's computation in it.
     """
     params = distinct_parameters(model)
+    if not params:
+        raise TraceError("the model has no trainable parameters")
     param_dtype = param_dtype or {}
     tracker = _OriginTracker()
+    called = []
+    hook = model.register_forward_pre_hook(lambda *_: called.append(True))
 
     def step(flat_params, flat_data):
         bound = {}
@@ -228,16 +241,23 @@ def trace_step(model: torch.nn.Module, loss_fn: Callable, data: Sequence[torch.T
             # traced inputs for the call (a tied name gets the same one).
             with stateless._reparametrize_module(model, bound):
                 loss = loss_fn(model, *flat_data)
+            if not called:
+                raise TraceError("the loss function never calls the model: dist_loss "
+                                 "must reach it through model(...), its forward "
+                                 "(DistributedDataParallel's hooks run there)")
             if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-                raise TypeError("the loss function must return a one-element tensor, "
-                                "got %r" % (type(loss),))
+                shape = list(loss.shape) if isinstance(loss, torch.Tensor) else type(loss)
+                raise TraceError("the loss function must return a one-element tensor, "
+                                 "got %s" % (shape,))
             loss = loss.reshape(()) / k
         tracker.tracing_forward = False
         grads = torch.autograd.grad(loss, flat_params, allow_unused=True)
         missing = [params[i][0] for i, g in enumerate(grads) if g is None]
         if missing:
-            raise ValueError("the loss does not depend on parameter(s) %s: "
-                             "freeze them (requires_grad=False) or use them"
+            raise TraceError("the traced loss does not depend on parameter(s) %s: "
+                             "freeze them (requires_grad=False) or use them; a module "
+                             "that keeps its own copies of its parameters (an RNN's "
+                             "flat weights) is not traced through them"
                              % ", ".join(missing))
         return (loss, *grads)
 
@@ -247,12 +267,69 @@ def trace_step(model: torch.nn.Module, loss_fn: Callable, data: Sequence[torch.T
         if name in param_dtype:
             t = t.to(param_dtype[name])
         inputs.append(t.requires_grad_(True))
+    if not isinstance(data, (tuple, list)) or not all(isinstance(d, torch.Tensor)
+                                                       for d in data):
+        raise TraceError("a batch must be a tuple of tensors, got %s"
+                         % (type(data).__name__,))
     data = [d.detach() for d in data]
     decompositions = torch._decomp.get_decompositions(DECOMPOSED)
-    with _module_paths(model, tracker), _record_origins(tracker):
-        joint = proxy_tensor.make_fx(step, decomposition_table=decompositions)(inputs, data)
-        graph = _functional(joint, tracker, [t.detach() for t in inputs] + data)
+    try:
+        with _module_paths(model, tracker), _record_origins(tracker):
+            joint = proxy_tensor.make_fx(step, decomposition_table=decompositions)(inputs,
+                                                                                  data)
+            _refuse_state_writes(joint)
+            graph = _functional(joint, tracker, [t.detach() for t in inputs] + data)
+    except TraceError:
+        raise
+    except Exception as e:  # PyTorch's own refusal: say where, briefly
+        origin = tracker.failed_at or tracker.current
+        where = origin.describe() if origin else "the step"
+        raise TraceError("PyTorch could not trace the step at %s: %s: %s"
+                         % (where, type(e).__name__, str(e).strip().splitlines()[0]
+                            if str(e).strip() else "")) from e
+    finally:
+        hook.remove()
     return TracedStep(graph, params, data, k)
+
+
+def _written(node: torch.fx.Node) -> Optional[torch.fx.Node]:
+    """The node an in-place op writes into (None if it writes nothing)."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None:
+        return None
+    for i, a in enumerate(schema.arguments):
+        if a.alias_info is not None and a.alias_info.is_write:
+            value = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
+            return value if isinstance(value, torch.fx.Node) else None
+    return None
+
+
+def _refuse_state_writes(joint: torch.fx.GraphModule) -> None:
+    """A step that writes into a parameter, a buffer or an input (a
+    parameter clamped in place, BatchNorm's running statistics, a step
+    counter) has state a compiled step does not keep: refused at the op."""
+    for node in joint.graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = _written(node)
+        while target is not None and target.op == "call_function" and target.args and \
+                isinstance(target.args[0], torch.fx.Node) and _is_view(target):
+            target = target.args[0]
+        if target is not None and target.op in ("placeholder", "get_attr"):
+            origin = node.meta.get("dist_origin")
+            where = origin.describe() if origin else "the step"
+            raise TraceError("%s: %s writes in place into %s: a compiled step keeps no "
+                             "state between calls (parameters change only by the "
+                             "optimizer; buffers such as BatchNorm's running statistics "
+                             "are not supported)"
+                             % (where, node.target, "a buffer" if target.op == "get_attr"
+                                else "a parameter or an input"))
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and bool(schema.returns) and \
+        schema.returns[0].alias_info is not None and not schema.returns[0].alias_info.is_write
 
 
 class _Replay(torch.fx.Interpreter):

@@ -191,11 +191,11 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
   if (!haveDescr || !haveOrder || !haveShape)
     return bad(
         "malformed .npy header (needs 'descr', 'fortran_order' and 'shape')");
-  size_t width = descr == "<i8" ? 8 : 4;
-  if (descr != "<f4" && descr != "<i8" && descr != "<i4")
+  size_t width = descr == "<i8" ? 8 : descr == "|b1" ? 1 : 4;
+  if (descr != "<f4" && descr != "<i8" && descr != "<i4" && descr != "|b1")
     return bad("unsupported dtype '" + descr +
-               "' (dist-run reads little-endian float32, '<f4', and "
-               "integers, '<i8' or '<i4')");
+               "' (dist-run reads little-endian float32, '<f4', integers, "
+               "'<i8' or '<i4', and booleans, '|b1')");
   if (fortran)
     return bad("unsupported Fortran order (expected C order)");
 
@@ -209,7 +209,10 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
   if (have != count * width)
     return bad("holds " + std::to_string(have) + " data bytes, but shape " +
                shapeString(shape) + " of " +
-               (descr == "<f4" ? "float32" : descr == "<i8" ? "int64" : "int32") +
+               (descr == "<f4"   ? "float32"
+                : descr == "<i8" ? "int64"
+                : descr == "|b1" ? "bool"
+                                 : "int32") +
                " needs " + std::to_string(count * width));
   data.resize(count);
   if (descr == "<f4") {
@@ -224,7 +227,9 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
     uint64_t bits = 0;
     for (size_t b = width; b-- > 0;)
       bits = bits << 8 | (unsigned char)bytes[dataStart + i * width + b];
-    int64_t value = width == 8 ? int64_t(bits) : int64_t(int32_t(bits));
+    int64_t value = width == 8   ? int64_t(bits)
+                    : width == 1 ? int64_t(bits != 0)
+                                 : int64_t(int32_t(bits));
     if (value > (1 << 24) || value < -(1 << 24))
       return bad("integer " + std::to_string(value) + " at index " +
                  std::to_string(i) +

@@ -3,7 +3,8 @@
 // The subset of NumPy's .npy format dist-run reads and writes: little-endian
 // f32 ('<f4'), C order, format version 1.0 or 2.0 when reading, 1.0 when
 // writing; it also reads little-endian int64 and int32 ('<i8', '<i4': token
-// ids), into f32 where each value is exact (|v| <= 2^24). Anything else is
+// ids) and booleans ('|b1': masks), into f32 where each value is exact
+// (|v| <= 2^24). Anything else is
 // rejected with a message naming the file.
 //
 //===----------------------------------------------------------------------===//

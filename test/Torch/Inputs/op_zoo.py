@@ -1,7 +1,7 @@
 """Ops GPT and Llama do not use, in one small model, for dist-torch's check
 against PyTorch DDP (test/Torch/CMakeLists.txt): elementwise math,
 comparisons and selection, reductions, views and slices, gathers and their
-scatter gradients, batched contractions."""
+scatter gradients, batched contractions, a bool data argument."""
 
 import torch
 import torch.nn as nn
@@ -18,8 +18,8 @@ class Zoo(nn.Module):
         self.mix = nn.Parameter(torch.randn(4, 6, 6) * 0.3)
         self.register_buffer("perm", torch.tensor([2, 0, 1, 3, 5, 4]))
 
-    def forward(self, idx, cols, target):
-        x = self.emb(idx)                                   # (B, 6, 8)
+    def forward(self, idx, cols, target, mask):
+        x = self.emb(idx) * mask[..., None]                 # (B, 6, 8); a bool mask
         h = self.lin1(x)
         a = torch.relu(h) + torch.sigmoid(h) * torch.tanh(h)
         a = a + torch.clamp(h, min=-0.5, max=0.7) + 0.1 * torch.abs(h)
@@ -52,8 +52,9 @@ def dist_batch(config, micro_batch, generator):
     idx = torch.randint(0, 10, (micro_batch, 6), generator=generator)
     cols = torch.randint(0, 8, (micro_batch, 6, 1), generator=generator)
     target = torch.randn(micro_batch, 6, generator=generator)
-    return idx, cols, target
+    mask = torch.rand(micro_batch, 6, generator=generator) < 0.8
+    return idx, cols, target, mask
 
 
-def dist_loss(model, idx, cols, target):
-    return model(idx, cols, target)
+def dist_loss(model, idx, cols, target, mask):
+    return model(idx, cols, target, mask)
