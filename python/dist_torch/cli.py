@@ -133,8 +133,12 @@ def main(argv=None) -> int:
     sys.stdout.flush()
     start = time.time()
     reference = "torch" if not a.spoil else "torch-spoiled-" + a.spoil
-    oracle.run(recipe.path, a.config, workdir, a.world, a.k, a.windows, a.lr, a.spoil or "",
-               reference, a.seed)
+    try:
+        oracle.run(recipe.path, a.config, workdir, a.world, a.k, a.windows, a.lr,
+                   a.spoil or "", reference, a.seed)
+    except oracle.OracleError as e:
+        print("dist-torch: FAIL: %s" % e)
+        return 1
     print("dist-torch: PyTorch DDP reference done (%.1f s)" % (time.time() - start))
     names = [p[0] for p in step.params]
     full = {name: tuple(p.shape) for name, _, p in step.params}

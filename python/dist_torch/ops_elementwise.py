@@ -39,13 +39,6 @@ def _div(ctx, a, b):
     return elementwise(ctx, [a, b], elem, elem, lambda body, v: arith(body, "div", v[0], v[1], elem))
 
 
-@register("aten.div.Tensor_mode", "aten.div.Scalar_mode")
-def _div_mode(ctx, a, b, rounding_mode=None):
-    if rounding_mode is not None:
-        raise ctx.error("division with rounding_mode=%r is not supported" % rounding_mode)
-    return _div(ctx, a, b)
-
-
 def _unary(math_op):
     def handler(ctx, x):
         elem = _compute(ctx)
@@ -299,3 +292,72 @@ def _sign(ctx, x):
             neg = b.op("arith.cmpi slt, %s, %s : %s" % (v[0], zero, elem))
         return arith(b, "sub", b.convert(pos, "i1", elem), b.convert(neg, "i1", elem), elem)
     return elementwise(ctx, [x], elem, elem, fn)
+
+
+@register("aten.eye.default", "aten.eye.m")
+def _eye(ctx, *_, **__):
+    shape, elem = ctx.result()
+
+    def fn(b, _v):
+        on = b.op("arith.cmpi eq, %s, %s : index" % (b.index(0), b.index(1)))
+        return b.op("arith.select %s, %s, %s : %s" % (on, b.const(1, elem), b.const(0, elem),
+                                                      elem))
+    return ctx.builder.generic(shape, elem, [], fn, hint="eye")
+
+
+def _floor_div(b, x, y, elem):
+    """floor(x / y): math.floor of the true quotient for floats (ATen's
+    div_floor computes it more carefully near integers), arith's floor
+    division for integers."""
+    if is_float(elem):
+        return b.op("math.floor %s : %s" % (arith(b, "div", x, y, elem), elem))
+    return b.op("arith.floordivsi %s, %s : %s" % (x, y, elem))
+
+
+def _trunc_div(b, x, y, elem):
+    if is_float(elem):
+        return b.op("math.trunc %s : %s" % (arith(b, "div", x, y, elem), elem))
+    return b.op("arith.divsi %s, %s : %s" % (x, y, elem))
+
+
+@register("aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def _div_mode(ctx, a, b, rounding_mode=None):
+    elem = _compute(ctx)
+    if rounding_mode is None:
+        return _div(ctx, a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ctx.error("division with rounding_mode=%r is not supported" % rounding_mode)
+    rounded = _floor_div if rounding_mode == "floor" else _trunc_div
+    return elementwise(ctx, [a, b], elem, elem, lambda body, v: rounded(body, v[0], v[1], elem))
+
+
+@register("aten.remainder.Scalar", "aten.remainder.Tensor")
+def _remainder(ctx, a, b):
+    """a - floor(a / b) * b: the sign of the divisor (Python's %), ATen's
+    formula for floats; for integers the C remainder, moved by b where the
+    signs differ."""
+    elem = _compute(ctx)
+
+    def fn(body, v):
+        x, y = v
+        if is_float(elem):
+            q = _floor_div(body, x, y, elem)
+            return arith(body, "sub", x, arith(body, "mul", q, y, elem), elem)
+        r = body.op("arith.remsi %s, %s : %s" % (x, y, elem))
+        zero = body.const(0, elem)
+        nonzero = body.op("arith.cmpi ne, %s, %s : %s" % (r, zero, elem))
+        r_neg = body.op("arith.cmpi slt, %s, %s : %s" % (r, zero, elem))
+        y_neg = body.op("arith.cmpi slt, %s, %s : %s" % (y, zero, elem))
+        differ = body.op("arith.xori %s, %s : i1" % (r_neg, y_neg))
+        fix = body.op("arith.andi %s, %s : i1" % (nonzero, differ))
+        return body.op("arith.select %s, %s, %s : %s" % (fix, arith(body, "add", r, y, elem),
+                                                         r, elem))
+    return elementwise(ctx, [a, b], elem, elem, fn)
+
+
+@register("aten.fmod.Scalar", "aten.fmod.Tensor")
+def _fmod(ctx, a, b):
+    """The C remainder: the sign of the dividend."""
+    elem = _compute(ctx)
+    op = "arith.remf" if is_float(elem) else "arith.remsi"
+    return elementwise(ctx, [a, b], elem, elem, lambda body, v: float_op(body, op, v, elem))

@@ -11,7 +11,7 @@ PyTorch's CPU kernels do.
 import math
 
 from .mlir import Tensor, is_float
-from .ops import arith, dims_list, register
+from .ops import arith, dims_list, elementwise, register
 
 
 def _contract(ctx, a, b, batch):
@@ -40,6 +40,22 @@ def _mm(ctx, a, b):
 @register("aten.bmm.default")
 def _bmm(ctx, a, b):
     return _contract(ctx, a, b, batch=True)
+
+
+@register("aten.baddbmm.default")
+def _baddbmm(ctx, c, a, b, beta=1, alpha=1):
+    """beta * c + alpha * (a @ b), c broadcast; c is ignored for beta = 0,
+    as ATen ignores it (NaN in c does not propagate)."""
+    product = _contract(ctx, a, b, batch=True)
+    _, elem = ctx.result()
+
+    def fn(body, v):
+        p = v[1] if alpha == 1 else arith(body, "mul", v[1], body.const(alpha, elem), elem)
+        if beta == 0:
+            return p
+        q = v[0] if beta == 1 else arith(body, "mul", v[0], body.const(beta, elem), elem)
+        return arith(body, "add", q, p, elem)
+    return elementwise(ctx, [c, product], elem, elem, fn, out_shape=product.shape)
 
 
 def _accumulator(elem):
@@ -149,3 +165,41 @@ def _var_mean(ctx, x, elem, dims, correction, keepdim, **kwargs):
     if not keepdim:
         mean = ctx.builder.reshape(mean, [x.shape[d] for d in range(rank) if d not in dims])
     return _convert(ctx, var, elem), _convert(ctx, mean, elem)
+
+
+@register("aten.linalg_vector_norm.default")
+def _vector_norm(ctx, x, ord=2, dims=None, keepdim=False, dtype=None):
+    """(sum |x|^ord)^(1/ord) over dims (ord 2: sqrt of the sum of squares;
+    inf: the largest |x|), accumulated as the sums above."""
+    _, elem = ctx.result()
+    dims = dims_list(ctx, dims, len(x.shape))
+    acc = _accumulator(elem)
+    rank = len(x.shape)
+    ids = ["d%d" % d for d in range(rank)]
+    if ord in (float("inf"), float("-inf")):
+        mags = ctx.builder.generic(x.shape, acc, [(x, ids)],
+                                   lambda b, v: b.op("math.absf %s : %s" % (
+                                       b.convert(v[0], x.elem, acc), acc)))
+        kind = "max" if ord > 0 else "min"
+        return _convert(ctx, _reduce(ctx, mags, dims, kind, acc, keepdim), elem)
+    if ord <= 0:
+        raise ctx.error("vector norms of order %r are not supported" % ord)
+
+    def power(b, v):
+        m = b.op("math.absf %s : %s" % (b.convert(v[0], x.elem, acc), acc))
+        if ord == 2:
+            return arith(b, "mul", m, m, acc)
+        if ord == 1:
+            return m
+        return b.op("math.powf %s, %s : %s" % (m, b.const(float(ord), acc), acc))
+    total = _reduce(ctx, ctx.builder.generic(x.shape, acc, [(x, ids)], power),
+                    dims, "sum", acc, keepdim)
+    out_ids = ["d%d" % d for d in range(len(total.shape))]
+
+    def root(b, v):
+        if ord == 2:
+            return b.op("math.sqrt %s : %s" % (v[0], acc))
+        if ord == 1:
+            return v[0]
+        return b.op("math.powf %s, %s : %s" % (v[0], b.const(1.0 / ord, acc), acc))
+    return _convert(ctx, ctx.builder.generic(total.shape, acc, [(total, out_ids)], root), elem)

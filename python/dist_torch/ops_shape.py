@@ -234,3 +234,54 @@ def _stack(ctx, tensors, dim=0):
         offsets[dim] = i
         out = _insert(ctx, ctx.builder.reshape(t, unit), out, offsets, [1] * len(shape))
     return out
+
+
+@register("aten.repeat.default")
+def _repeat(ctx, x, repeats):
+    """Tiles: out[.., i, ..] = x[.., i mod n, ..] (new leading dims
+    broadcast), the modulo in the indexing map."""
+    offset = len(repeats) - len(x.shape)
+    if offset < 0:
+        raise ctx.error("repeat with fewer repeats than dims")
+    shape = [r * (x.shape[i - offset] if i >= offset else 1) for i, r in enumerate(repeats)]
+    exprs = []
+    for j, n in enumerate(x.shape):
+        d, r = "d%d" % (offset + j), repeats[offset + j]
+        exprs.append(None if n == 1 and r > 1 else d if r == 1 else "%s mod %d" % (d, n))
+    return ctx.builder.generic(shape, x.elem, [(x, exprs)], lambda b, v: v[0], hint="tile")
+
+
+@register("aten.flip.default")
+def _flip(ctx, x, dims):
+    """out[.., i, ..] = x[.., n - 1 - i, ..] on the flipped dims."""
+    rank = len(x.shape)
+    dims = {normalize_dim(ctx, d, rank) for d in dims}
+    exprs = ["%d - d%d" % (x.shape[i] - 1, i) if i in dims and x.shape[i] > 1 else "d%d" % i
+             for i in range(rank)]
+    return ctx.builder.generic(x.shape, x.elem, [(x, exprs)], lambda b, v: v[0], hint="flip")
+
+
+@register("aten.constant_pad_nd.default")
+def _pad(ctx, x, pad, value=0):
+    """F.pad's constant mode: pad[2k], pad[2k+1] before and after the k-th
+    dim from the last; negative amounts crop (the gradient of a pad)."""
+    shape, elem = ctx.result()
+    rank = len(x.shape)
+    offsets, starts, sizes = [0] * rank, [0] * rank, list(x.shape)
+    for k in range(len(pad) // 2):
+        d = rank - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if before < 0:
+            starts[d], sizes[d] = -before, sizes[d] + before
+        else:
+            offsets[d] = before
+        if after < 0:
+            sizes[d] += after
+    if any(s <= 0 for s in sizes):
+        return ctx.builder.splat(value, shape, elem)
+    if starts != [0] * rank or sizes != list(x.shape):
+        x = _extract(ctx, x, starts, sizes, [1] * rank, sizes)
+    if tuple(sizes) == tuple(shape):
+        return x
+    base = ctx.builder.splat(value, shape, elem)
+    return _insert(ctx, x, base, offsets, [1] * rank)

@@ -15,8 +15,10 @@ every gradient by W once more (averaged twice).
 """
 
 import contextlib
+import datetime
 import os
 import socket
+import time
 
 import numpy as np
 import torch
@@ -28,6 +30,15 @@ from . import recipe as recipes
 from .files import data_path, load_params
 
 SPOILS = ("drop-micro-batch", "double-average")
+
+# A reference that has not finished in this long is stuck (gloo's own
+# default waits 30 minutes in a collective): its ranks are stopped and the
+# run fails with the reason, instead of outliving the test's timeout.
+TIMEOUT_S = float(os.environ.get("DIST_TORCH_REFERENCE_TIMEOUT_S", "600"))
+
+
+class OracleError(Exception):
+    pass
 
 
 def _free_port() -> int:
@@ -41,7 +52,8 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, 
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=TIMEOUT_S))
     try:
         recipe = recipes.load(path, config)
         model = recipe.build(seed)  # frozen parameters as the traced step's
@@ -92,9 +104,18 @@ def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
         lr: float, spoil: str = "", reference: str = "torch", seed: int = 0) -> None:
     """Runs the DDP reference; its files land in workdir/<reference>."""
     os.makedirs(os.path.join(workdir, reference), exist_ok=True)
-    mp.start_processes(_rank_main, args=(world, _free_port(), path, config, workdir, k,
-                                         windows, lr, spoil, reference, seed),
-                       nprocs=world, join=True, start_method="spawn")
+    context = mp.start_processes(_rank_main, args=(world, _free_port(), path, config, workdir,
+                                                   k, windows, lr, spoil, reference, seed),
+                                 nprocs=world, join=False, start_method="spawn")
+    deadline = time.monotonic() + TIMEOUT_S
+    while not context.join(timeout=1):
+        if time.monotonic() > deadline:
+            alive = [r for r, p in enumerate(context.processes) if p.is_alive()]
+            for r in alive:
+                context.processes[r].kill()
+            raise OracleError("the PyTorch DDP reference did not finish in %g s (ranks %s "
+                              "still running; DIST_TORCH_REFERENCE_TIMEOUT_S sets the limit)"
+                              % (TIMEOUT_S, alive or "none"))
 
 
 

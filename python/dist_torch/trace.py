@@ -44,7 +44,12 @@ DECOMPOSED = [
     aten.transpose, aten.new_zeros, aten.tanh_backward, aten.sigmoid_backward,
     aten.slice_backward, aten.select_backward, aten.threshold_backward,
     aten.leaky_relu, aten.leaky_relu_backward, aten.mse_loss, aten.mse_loss_backward,
-    aten.logsumexp,
+    aten.logsumexp, aten.softplus, aten.softplus_backward, aten.elu, aten.elu_backward,
+    aten.mish, aten.mish_backward, aten.hardtanh, aten.hardtanh_backward, aten.glu,
+    aten.glu_backward, aten.hardswish, aten.hardswish_backward, aten.hardsigmoid,
+    aten.hardsigmoid_backward, aten.binary_cross_entropy,
+    aten.binary_cross_entropy_backward, aten.huber_loss, aten.huber_loss_backward,
+    aten.std, aten.norm, aten.mv,
 ]
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -278,7 +283,8 @@ def trace_step(model: torch.nn.Module, loss_fn: Callable, data: Sequence[torch.T
             joint = proxy_tensor.make_fx(step, decomposition_table=decompositions)(inputs,
                                                                                   data)
             _refuse_state_writes(joint)
-            graph = _functional(joint, tracker, [t.detach() for t in inputs] + data)
+            graph = _functional(joint, tracker, [t.detach() for t in inputs] + data,
+                                decompositions)
     except TraceError:
         raise
     except Exception as e:  # PyTorch's own refusal: say where, briefly
@@ -350,7 +356,7 @@ def _mutates(node: torch.fx.Node) -> bool:
         a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
 
 
-def _functional(joint: torch.fx.GraphModule, tracker: _OriginTracker, flat):
+def _functional(joint: torch.fx.GraphModule, tracker: _OriginTracker, flat, decompositions):
     """The joint graph without in-place ops: autograd's backward may mutate
     (clamp's logical_and_, ...), which functionalization rewrites into value
     semantics; replayed op by op, so every node keeps its origin."""
@@ -359,4 +365,6 @@ def _functional(joint: torch.fx.GraphModule, tracker: _OriginTracker, flat):
 
     def replay(*args):
         return _Replay(joint, tracker).run(*args)
-    return proxy_tensor.make_fx(functionalize(replay))(*flat)
+    # The same decompositions: functionalization turns in-place ops the first
+    # trace kept (masked_fill_) into functional ones the table takes apart.
+    return proxy_tensor.make_fx(functionalize(replay), decomposition_table=decompositions)(*flat)

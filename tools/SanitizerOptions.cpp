@@ -1,4 +1,4 @@
-//===- SanitizerOptions.cpp - ASan defaults of the fuzz executables -------===//
+//===- SanitizerOptions.cpp - ASan defaults of dist's executables ---------===//
 //
 // The dist libraries are built with ASan, libMLIR.so is not, and both
 // allocate from the same llvm::BumpPtrAllocator slabs (a type's storage
@@ -6,7 +6,9 @@
 // unpoisons only what it hands out, MLIR's copy hands out the rest without
 // unpoisoning, and ASan then reports MLIR's own writes there
 // (use-after-poison in RankedTensorType::get). Manual poisoning is
-// therefore off; every other ASan check stays on.
+// therefore off; every other ASan check stays on. Linked into every
+// executable of a sanitizer build (CMakeLists.txt) and of the fuzz targets;
+// ASAN_OPTIONS still overrides it key by key.
 //
 //===----------------------------------------------------------------------===//
 
