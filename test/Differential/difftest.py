@@ -31,6 +31,15 @@ micro-step's communication and stashes against the points it compiled, and
 here the stash bytes it reports are checked against the budget: within it,
 all of it at the least and at everything, and the default points without
 one.
+About three in ten (not whole windows, not mixed precision; tag epilogue)
+end in an optimizer epilogue (a dist.epilogue: emit_epilogue.py) that
+updates the parameters and optimizer state once per window: SGD, SGD with
+momentum or AdamW (tags epi-sgd, epi-momentum, epi-adamw), with
+clip_grad_norm_ (epi-clip; its norm a result) and a GradScaler unscale
+(epi-unscale) whose non-finite window (epi-inf: an inf in one rank's data)
+must skip the update. The next parameters, state and norm of every window
+are compared with reference_epilogue.py's, and they are what the next window
+computes with.
 
 Outcomes: passed; failed (dist-run exited 0 with wrong numbers, the worst
 bug, or its own checks failed); refused (the compiler stopped with a located
@@ -72,6 +81,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CI_SEEDS = list(range(1, 81))
 GRAD_TOL = (5e-5, 5e-3)  # atol, rtol: BACKGROUND.md's full-batch tolerance
 LOSS_TOL = (1e-4, 1e-4)
+# The optimizer epilogue's results (gen_case.Epilogue), compared once per
+# window with reference_epilogue.py.
+EPILOGUE_RESULTS = ("next", "next_state", "next_step", "norm")
 # Not anchored: under mpirun two ranks' stderr can interleave mid-line.
 LOCATED_ERROR = re.compile(r":\d+:\d+: error: ")
 
@@ -212,7 +224,21 @@ def compare(case, directory, expected):
         for ri, res in enumerate(case.results):
             for r in range(case.world):
                 slack = 0.0
-                if res[0] == "grad":
+                if res[0] in EPILOGUE_RESULTS:
+                    # Once per window, from the sync step (micro-batch K).
+                    tol = GRAD_TOL
+                    checks = [("window %d rank %d epilogue %s (result #%d)"
+                               % (w, r, "/".join(res), ri),
+                               load("w%d_k%d_r%d_out%d.npy" % (w, case.k - 1, r, ri)),
+                               exp["epilogue"][(r, res)])]
+                    if exp.get("skipped") and res[0] == "norm":
+                        checks = []  # not finite on either side; the skip is checked
+                elif exp.get("skipped"):
+                    # A window with an inf in its data: its gradients and
+                    # losses are not finite on both sides (dist-run checks
+                    # they match always-sync); what matters is the skip.
+                    continue
+                elif res[0] == "grad":
                     got, want, tol = load("w%d_r%d_grad%d.npy" % (w, r, ri)), exp["grad"][(r, res[1])], GRAD_TOL
                     slack = exp["slack"][(r, res[1])]
                     checks = [("window %d rank %d gradient of @%s (result #%d)" % (w, r, res[1], ri), got, want)]

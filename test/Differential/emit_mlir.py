@@ -348,6 +348,9 @@ def emit_mlir(case):
             arg_names[a[1]] = "%%arg%d" % i
             arg_decls.append('%%arg%d: %s {dist.param = @"%s"}'
                              % (i, ty(p.local_shape, p.held), p.name))
+        elif a[0] in ("state", "step"):  # the epilogue's optimizer state
+            shape = case.params[a[1]].local_shape if a[0] == "state" else ()
+            arg_decls.append("%%arg%d: %s" % (i, ty(shape)))
         else:
             arg_names[a[0]] = "%%%s" % a[0]
             shape = (B, d0 if a[0] == "x" else dl)
@@ -415,7 +418,10 @@ def emit_mlir(case):
     diff = em.elementwise([h, arg_names["y"]], (B, dl), ["%s = arith.subf %a0, %a1 : f32", "%s"])
     scale = 1.0 / (B * dl * K)
     loss = em.sum_squares(diff, (B, dl), scale, case.loss_rank0)
-    dh = em.elementwise([diff], (B, dl), ["%%c = arith.constant %s : f32" % f32(2 * scale),
+    # GradScaler's scale multiplies the loss the backward starts from.
+    loss_scale = case.epilogue.scale if case.epilogue and case.epilogue.scale else 1.0
+    dh = em.elementwise([diff], (B, dl), ["%%c = arith.constant %s : f32"
+                                          % f32(2 * scale * loss_scale),
                                           "%s = arith.mulf %a0, %c : f32", "%s"])
 
     bwd = {name: (sync(p, "b") if p.resync else fwd[name]) for name, p in case.params.items()}
@@ -463,6 +469,12 @@ def emit_mlir(case):
             if r[1] in case.sync_forms:
                 values.append(explicit_sync(em, case, p, grads[r[1]], case.sync_forms[r[1]]))
                 types.append('%s {dist.grad = @"%s"}' % (ty(p.local_shape), r[1]))
+            elif case.epilogue:  # the epilogue reads the synced gradient
+                synced = em.fresh("gs")
+                em.emit('%s = dist.grad_sync %s for @"%s" : %s -> %s'
+                        % (synced, grads[r[1]], r[1], ty(p.shape), ty(p.local_shape)))
+                values.append(synced)
+                types.append('%s {dist.grad = @"%s"}' % (ty(p.local_shape), r[1]))
             elif p.compute != "f32":  # the gradient in the compute type
                 narrow = em.fresh("g")
                 em.emit("%s = arith.truncf %s : %s to %s"
@@ -475,10 +487,19 @@ def emit_mlir(case):
         elif r[0] == "dx":
             values.append(dh)
             types.append(ty((B, d0)))
+        elif r[0] in ("next", "next_state", "next_step", "norm"):
+            continue  # the epilogue's, last
         else:
             p = case.params[case.gradnorm]
             values.append(em.sum_squares(grads[p.name], p.shape, 1.0, False))
             types.append(ty((1,)))
+    if case.epilogue:
+        from emit_epilogue import emit_epilogue
+        synced = {r[1]: v for r, v in zip(case.results, values) if r[0] == "grad"}
+        arg_index = {a: i for i, a in enumerate(case.args)}
+        more_values, more_types = emit_epilogue(em, case, synced, arg_index)
+        values += more_values
+        types += more_types
     if case.window_loop:
         news = []
         for r, v in zip(case.results, values):

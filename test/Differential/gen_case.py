@@ -82,6 +82,29 @@ class Layer:
 
 
 @dataclass
+class Epilogue:
+    """The optimizer epilogue (dist.epilogue: once per window, on the
+    synchronized gradients), as torch.cuda.amp.GradScaler,
+    torch.nn.utils.clip_grad_norm_ and torch.optim spell it: unscale by
+    1/scale and skip the window's update when any synced gradient is not
+    finite; clip by the global norm; then SGD, SGD with momentum or AdamW
+    (its state m, v and step held like the parameter)."""
+    opt: str  # "sgd" | "momentum" | "adamw"
+    lr: float
+    wd: float  # weight decay: added to the gradient (SGD) or decoupled (AdamW)
+    clip: float = None  # max_norm, or None
+    scale: float = None  # the backward's loss scale S, or None
+    inf_window: int = None  # with a scale: the window whose data holds an inf
+    momentum: float = 0.9
+    betas: tuple = (0.9, 0.999)
+    eps: float = 1e-8
+
+    def state(self):
+        """The state slots each parameter holds."""
+        return {"sgd": [], "momentum": ["buf"], "adamw": ["m", "v"]}[self.opt]
+
+
+@dataclass
 class Case:
     seed: int
     meshes: dict  # name -> shape
@@ -143,6 +166,12 @@ class Case:
     # budget, every stash at its default point.
     budget_kind: str = None
     stash_budget: int = None
+    # The optimizer epilogue (Epilogue), drawn last from its own stream for
+    # steps that are not whole windows nor in mixed precision; its state
+    # arguments ("state", param, slot) and ("step",) and its results
+    # ("next", param), ("next_state", param, slot), ("next_step",) and
+    # ("norm",) come after the others.
+    epilogue: Epilogue = None
 
     def reduce_bytes(self, p):
         """Bytes of an element of `p`'s reduce type: its reduce_dtype if
@@ -225,6 +254,16 @@ class Case:
             t.add("buckets")
         if self.reduce_f64:
             t.add("reduce-f64")
+        if self.epilogue:
+            e = self.epilogue
+            t.add("epilogue")
+            t.add("epi-" + e.opt)
+            if e.clip is not None:
+                t.add("epi-clip")
+            if e.scale is not None:
+                t.add("epi-unscale")
+            if e.inf_window is not None:
+                t.add("epi-inf")
         if self.budget_kind:
             t.add("stash-budget")
             t.add("budget-" + self.budget_kind)
@@ -412,4 +451,27 @@ def make_case(seed):
         least, most = case.stash_bytes_least(), case.stash_bytes_all()
         case.stash_budget = {"least": least, "all": most,
                              "mid": brng.randint(least, most)}[case.budget_kind]
+    erng = random.Random("epilogue-%d" % seed)
+    if erng.random() < 0.3 and not case.window_loop and not case.lowp:
+        opt = erng.choice(["sgd", "momentum", "adamw"])
+        e = Epilogue(opt, lr=1e-2 if opt == "adamw" else case.lr,
+                     wd=erng.choice([0.0, 0.01, 0.1]))
+        if erng.random() < 0.6:
+            e.clip = erng.choice([0.05, 1.0])
+        if erng.random() < 0.4:
+            e.scale = 1024.0
+            if erng.random() < 0.5:
+                e.inf_window = erng.randrange(case.windows)
+        case.epilogue = e
+        for name in params:
+            case.args += [("state", name, slot) for slot in e.state()]
+        if opt == "adamw":
+            case.args.append(("step",))
+        for name in params:
+            case.results.append(("next", name))
+            case.results += [("next_state", name, slot) for slot in e.state()]
+        if opt == "adamw":
+            case.results.append(("next_step",))
+        if e.clip is not None:
+            case.results.append(("norm",))
     return case

@@ -12,6 +12,8 @@ Nothing here comes from the compiler or from examples/gen_toy.py.
 
 import numpy as np
 
+import reference_epilogue
+
 GELU_C = np.sqrt(2.0 / np.pi)
 
 
@@ -48,7 +50,13 @@ def _weight_and_bias(layer, params):
 
 
 def micro_step(case, params, x, y):
-    """Forward and backward of one micro-batch: (loss, {param: local grad}, dx)."""
+    """Forward and backward of one micro-batch: (loss, {param: local grad}, dx).
+    An inf in the data (Epilogue.inf_window) gives NaNs quietly."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _micro_step(case, params, x, y)
+
+
+def _micro_step(case, params, x, y):
     h, saved = x, []
     for l in case.layers:
         w, b = _weight_and_bias(l, params)
@@ -62,7 +70,9 @@ def micro_step(case, params, x, y):
     diff = h - y
     scale = 1.0 / (case.batch * case.layers[-1].dout * case.k)
     loss = float(np.sum(diff * diff) * scale)
-    dh = 2.0 * scale * diff
+    # GradScaler's scale multiplies the loss the backward starts from.
+    loss_scale = case.epilogue.scale if case.epilogue and case.epilogue.scale else 1.0
+    dh = 2.0 * scale * loss_scale * diff
     grads = {name: np.zeros(p.shape) for name, p in case.params.items()}
     for l, (h_in, z) in reversed(list(zip(case.layers, saved))):
         dz = dh * act_derivative(l.act, z)
@@ -117,6 +127,9 @@ def draw_inputs(case):
     data = [[[(rng.uniform(-1, 1, (case.batch, d0)).astype(np.float32),
                rng.uniform(-1, 1, (case.batch, dl)).astype(np.float32))
               for _ in range(case.world)] for _ in range(case.k)] for _ in range(case.windows)]
+    e = case.epilogue
+    if e is not None and e.inf_window is not None:  # after the draws: same streams
+        data[e.inf_window][0][0][0][0, 0] = np.float32(np.inf)
     return params, data
 
 
@@ -154,6 +167,8 @@ def expected_outputs(case, params32, data):
     gradient once more. "slack" is that bound per element, added to the
     tolerance; zero for f32 parameters."""
     params = {n: v.astype(np.float64) for n, v in params32.items()}
+    if case.epilogue:
+        state, step = reference_epilogue.initial_state(case)
     windows = []
     for w in range(case.windows):
         total = {n: np.zeros(p.shape) for n, p in case.params.items()}
@@ -192,9 +207,28 @@ def expected_outputs(case, params32, data):
                          * magnitude[n] / case.world)
             for r in range(case.world):
                 slack[(r, n)] = local_part(case, p, bound, r)
-        windows.append({"grad": grad, "out": out, "slack": slack})
-        for n in params:
-            params[n] = params[n] - case.lr * full[n]
+        window = {"grad": grad, "out": out, "slack": slack}
+        windows.append(window)
+        if not case.epilogue:
+            for n in params:
+                params[n] = params[n] - case.lr * full[n]
+            continue
+        # The epilogue's results, per rank (the backward's gradients carry
+        # the loss scale: Epilogue.scale multiplies the loss's seed).
+        params, state, step, norm, window["skipped"] = reference_epilogue.apply(
+            case, full, params, state, step)
+        epi = window["epilogue"] = {}
+        for r in range(case.world):
+            for res in case.results:
+                p = case.params.get(res[1]) if len(res) > 1 else None
+                if res[0] == "next":
+                    epi[(r, res)] = local_part(case, p, params[res[1]], r)
+                elif res[0] == "next_state":
+                    epi[(r, res)] = local_part(case, p, state[(res[1], res[2])], r)
+                elif res[0] == "next_step":
+                    epi[(r, res)] = np.array(step)
+                elif res[0] == "norm":
+                    epi[(r, res)] = np.array(norm)
     return windows
 
 

@@ -6,10 +6,14 @@ derivative; (2) a case that passes stops passing when one gradient, one
 loss, one rank's shard placement or one output file is wrong; (3) a
 malformed input file makes dist-run fail with the rank and the file named,
 and is not counted as passed; a case under its least stash budget passes,
-its stash bytes are checked, and one byte less is refused; (4) classify()
+its stash bytes are checked, and one byte less is refused; an optimizer
+epilogue case passes and fails against references whose epilogue runs every
+micro-batch, clips per parameter or does not skip a non-finite window; (4)
+classify()
 sorts exits into the four outcomes. Ends with `N passed, M failed`.
 """
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -19,6 +23,7 @@ import numpy as np
 import difftest
 import gen_case
 import reference
+import reference_epilogue
 
 # A seed whose case passes today (generic linalg only; HSDP and ZeRO-3 on
 # two meshes of 4 ranks, K = 4).
@@ -168,6 +173,75 @@ def run(opts):
               "expected a budget of at least %d bytes" % least in output, why)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+    # (3d) The optimizer epilogue: a clipped SGD case with sharded
+    # parameters and an unscaled one with an inf window pass, and fail
+    # against references with the epilogue's semantics spoiled: run every
+    # micro-batch, clipped per parameter instead of by the global norm, a
+    # non-finite window not skipped, and a next-parameter file bumped.
+    original_apply = reference_epilogue.apply
+
+    def per_micro_batch(case, grads, params, state, step):
+        for _ in range(case.k):
+            params, state, step, norm, skipped = original_apply(case, grads, params, state, step)
+        return params, state, step, norm, skipped
+
+    def per_parameter(case, grads, params, state, step):
+        out_p, out_s, norm = {}, dict(state), None
+        for n in params:
+            own = {k: v for k, v in state.items() if k[0] == n}
+            p1, s1, _, norm, skipped = original_apply(case, {n: grads[n]}, {n: params[n]}, own, step)
+            out_p.update(p1)
+            out_s.update(s1)
+        return out_p, out_s, step, norm, skipped
+
+    def not_skipped(case, grads, params, state, step):
+        # Unscaled, then updated whatever the gradients hold (a NaN
+        # parameter); still a non-finite window, whose gradients are not
+        # compared.
+        unscaled = dataclasses.replace(case, epilogue=dataclasses.replace(
+            case.epilogue, scale=None))
+        grads = {n: g / case.epilogue.scale for n, g in grads.items()}
+        return original_apply(unscaled, grads, params, state, step)[:4] + (
+            not all(np.all(np.isfinite(g)) for g in grads.values()),)
+
+    for want, spoils in [
+            (lambda c: c.epilogue and c.epilogue.clip and c.epilogue.opt == "sgd" and c.k > 1
+             and c.windows > 1 and c.epilogue.scale is None and len(c.params) > 1
+             and any(p.shards > 1 for p in c.params.values()),
+             [("run every micro-batch", per_micro_batch),
+              ("clipped per parameter", per_parameter)]),
+            (lambda c: c.epilogue and c.epilogue.inf_window is not None,
+             [("a non-finite window not skipped", not_skipped)])]:
+        case = next(c for c in map(gen_case.make_case, range(1, 500)) if want(c))
+        directory = tempfile.mkdtemp(prefix="difftest-selfcheck-epilogue-")
+        try:
+            rc, output, expected = difftest.execute(case, directory, opts)
+            outcome, why = difftest.classify(rc, output)
+            problems = difftest.compare(case, directory, expected) if outcome == "passed" else []
+            check("epilogue seed %d (%s) passes" % (case.seed, " ".join(
+                t for t in case.tags() if t.startswith("epi"))),
+                outcome == "passed" and not problems, why or "; ".join(problems[:2]))
+            params, data = reference.draw_inputs(case)
+            for name, spoil in spoils:
+                reference_epilogue.apply = spoil
+                try:
+                    found = difftest.compare(case, directory,
+                                             reference.expected_outputs(case, params, data))
+                finally:
+                    reference_epilogue.apply = original_apply
+                check("a reference with the epilogue %s is reported" % name, bool(found),
+                      "; ".join(found[:1]))
+            nxt = next(i for i, r in enumerate(case.results) if r[0] == "next")
+            path = os.path.join(directory, "out", "w0_k%d_r0_out%d.npy" % (case.k - 1, nxt))
+            a = np.load(path)
+            a.flat[0] += np.float32(0.01 + 0.02 * abs(float(a.flat[0])))
+            np.save(path, a)
+            found = difftest.compare(case, directory, expected)
+            check("a next parameter 2% off on rank 0, window 0, is reported", bool(found),
+                  "; ".join(found[:1]))
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
 
     # (4) The four outcomes.
     for rc, output, want in [

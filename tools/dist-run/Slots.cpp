@@ -60,6 +60,16 @@ LogicalResult dist_run::readSlots(func::FuncOp func, bool results,
     slot.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     if (tie)
       slot.param = tie.getValue().str();
+    if (results) {
+      if (auto next = func.getResultAttrOfType<IntegerAttr>(
+              i, dist::DistDialect::getNextAttrName()))
+        slot.next = next.getInt();
+      slot.epilogue = bool(func.getBody()
+                               .back()
+                               .getTerminator()
+                               ->getOperand(i)
+                               .getDefiningOp<dist::EpilogueOp>());
+    }
     if (tie && results)
       if (auto param = SymbolTable::lookupNearestSymbolFrom<dist::ParameterOp>(
               func, tie))
@@ -156,7 +166,9 @@ void dist_run::writeResultsIndex(const std::string &path,
   if (f) {
     for (size_t r = 0; r < results.size(); ++r)
       std::fprintf(f, "%zu %s%s %s\n", r,
-                   results[r].param.empty() ? "out" : "grad ",
+                   !results[r].param.empty() ? "grad "
+                   : results[r].epilogue     ? "epilogue"
+                                             : "out",
                    results[r].param.c_str(), typeString(results[r]).c_str());
   }
   if (!f || std::fclose(f) != 0)

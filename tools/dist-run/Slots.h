@@ -60,6 +60,14 @@ struct Slot {
   // past it are padding, held as zeros. -1: not padded.
   int64_t unshardedDim0 = -1;
 
+  /// For a result a dist.epilogue computes (the sync step's only: once per
+  /// window): `epilogue`, and with `{dist.next = i}` the argument it
+  /// replaces next window (`next`). For an argument some result replaces:
+  /// `held` (a parameter, or optimizer state, which starts at zero).
+  bool epilogue = false;
+  int64_t next = -1;
+  bool held = false;
+
   /// Whether the host holds this argument as integers in f32.
   bool integral() const { return mlir::isa<mlir::IntegerType>(element); }
 };

@@ -78,6 +78,12 @@ def Dist_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getGradAttrName() {
       return ::llvm::StringLiteral("dist.grad");
     }
+    /// Result attribute of a result a `dist.epilogue` computes: the value
+    /// argument #i (an integer attribute) takes in the next window (an
+    /// updated parameter, optimizer state).
+    static constexpr ::llvm::StringLiteral getNextAttrName() {
+      return ::llvm::StringLiteral("dist.next");
+    }
     /// Unit attribute on a function that is a whole accumulation window (a
     /// loop over the micro-batches, its gradient syncs after the loop:
     /// -dist-loop-no-sync): the no_sync pipeline writes no variants of it.

@@ -80,6 +80,18 @@ def DistSetReduceDtypePass
   ];
 }
 
+def DistInlineEpiloguePass
+    : Pass<"dist-inline-epilogue", "::mlir::ModuleOp"> {
+  let summary = "replace each dist.epilogue by its body";
+  let description = [{
+    After the no_sync pipeline has written a window's variants, the
+    epilogue has done its part: the no_sync variant has none and the sync
+    step runs it once. This pass inlines each `dist.epilogue` region in
+    place (its block arguments become the operands, its results the
+    yielded values), the first step of `-dist-lower-to-llvm`.
+  }];
+}
+
 def DistExpandGradSyncPass
     : Pass<"dist-expand-grad-sync", "::mlir::ModuleOp"> {
   let summary = "write out each dist.grad_sync as its collectives";
@@ -91,6 +103,11 @@ def DistExpandGradSyncPass
     `-dist-comm-report` and `-dist-bucket-collectives` read to count it as
     gradient traffic wherever the sync is (in a loop, in a no_sync variant
     feeding a stash, before a sync step's stash add).
+
+    A `dist.shard_sum` (an epilogue's norm or found-inf partial) becomes a
+    sum `all_reduce` and its wait over the group the parameter's synced
+    gradient is scattered over (its first stage's axes), or its input for a
+    parameter whose synced gradient is whole on every rank.
 
     ```mlir
     %s = dist.grad_sync %g for @w : tensor<16x12xf32> -> tensor<8x12xf32>

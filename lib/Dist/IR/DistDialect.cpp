@@ -3,6 +3,7 @@
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
+#include "OpVerifiers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -156,6 +157,8 @@ LogicalResult DistDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned /*regionIndex*/,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
+  if (attr.getName() == getNextAttrName())
+    return mlir::dist::detail::verifyNextAttr(op, resultIndex, attr.getValue());
   FailureOr<FlatSymbolRefAttr> ref =
       checkTieForm(op, attr, getGradAttrName(), "result",
                    "result #" + std::to_string(resultIndex));
@@ -219,7 +222,8 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                                 "collective";
     return success();
   }
-  if (name == getParamAttrName() || name == getGradAttrName())
+  if (name == getParamAttrName() || name == getGradAttrName() ||
+      name == getNextAttrName())
     return emitErrorAt(op) << "'" << name << "' is only valid on function "
                            << (name == getParamAttrName() ? "arguments"
                                                           : "results");

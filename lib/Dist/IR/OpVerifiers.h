@@ -1,7 +1,8 @@
 //===- OpVerifiers.h - checks the dist ops' verifiers share -----*- C++ -*-===//
 //
 // Internal to lib/Dist/IR: the group, dim and printing helpers of
-// DistOps.cpp that ParameterOp.cpp's verifier uses too.
+// DistOps.cpp that ParameterOp.cpp's verifier uses too, and the
+// dialect's check of `dist.next` (EpilogueOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,11 @@ std::string dimStr(int64_t size);
 /// to the dynamic-size marker, so `tensor<2^62>` -> `tensor<?>` verified.
 FailureOr<int64_t> gatheredDim(Operation *op, int64_t dim, int64_t in,
                                int64_t groupSize, StringRef what = "result");
+
+/// `{dist.next = i}` on result `resultIndex` of the function `op`
+/// (EpilogueOps.cpp): argument #i exists and has the result's type.
+LogicalResult verifyNextAttr(Operation *op, unsigned resultIndex,
+                             Attribute value);
 
 } // namespace mlir::dist::detail
 

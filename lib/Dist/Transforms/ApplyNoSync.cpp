@@ -6,7 +6,8 @@
 // function's results. At `local` its dist.grad_sync is replaced by
 // dist.stash_grad_for_fsdp of its input, right after the input's producer;
 // at `shard` the sync's first phase stays and its result is stashed; at
-// `synced` the sync stays and its result is stashed.
+// `synced` the sync stays and its result is stashed. Its dist.epilogue,
+// which runs once per window in the sync step, goes with its results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,8 +58,9 @@ static bool refuseOtherUses(Value value,
            << tied.resultIndex << " may return it";
     else
       diag << "this op uses the synchronized gradient, which only the return "
-              "may use (`stash = synced` on the parameter keeps its sync "
-              "every micro-batch, and this use)";
+              "and a dist.epilogue may use (`stash = synced` on the parameter "
+              "keeps its sync every micro-batch, and this use; what runs once "
+              "per window on the window's gradient goes in a dist.epilogue)";
     if (shortReturn)
       diag.attachNote(ret.getLoc())
           << "the synchronized gradient is returned here as result #"
@@ -80,11 +82,13 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
     // A sync that stays computes what it did: its other uses see the same.
     if (t.plan.stashPoint(hsdpPartial) == StashPoint::Synced)
       continue;
+    // The epilogue reads the window's synced gradient: the sync step's.
     refused |= refuseOtherUses(
         t.sync.getResult(),
         [&](OpOperand &use) {
-          return use.getOwner() == ret &&
-                 use.getOperandNumber() == t.resultIndex;
+          return isa<EpilogueOp>(use.getOwner()) ||
+                 (use.getOwner() == ret &&
+                  use.getOperandNumber() == t.resultIndex);
         },
         t, ret);
     if (t.isSplit())
@@ -94,6 +98,14 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
   }
   if (refused)
     return failure();
+  // The epilogue runs once per window, in the sync step: the variant has
+  // none, and its results leave the function's results.
+  SmallVector<EpilogueOp> epilogues(func.getBody().front().getOps<EpilogueOp>());
+  llvm::BitVector fromEpilogue(func.getNumResults());
+  for (OpOperand &operand : ret->getOpOperands())
+    if (operand.get().getDefiningOp<EpilogueOp>())
+      fromEpilogue.set(operand.getOperandNumber());
+  removed |= fromEpilogue;
 
   // Check the users before changing anything: calls are updated below, any
   // other reference (func.constant) would keep the old type.
@@ -123,6 +135,14 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
              << SymbolRefAttr::get(t->param.getSymNameAttr());
       diag << ", which no_sync stashes instead of returning";
     }
+    for (unsigned i : fromEpilogue.set_bits())
+      for (Operation *user : call.getResult(i).getUsers()) {
+        refused = true;
+        emitErrorAt(user) << "this op uses result #" << i << " of "
+                          << SymbolRefAttr::get(func.getNameAttr())
+                          << ", which its dist.epilogue computes once per "
+                             "window: the no_sync variant does not return it";
+      }
   });
   if (refused)
     return failure();
@@ -188,6 +208,9 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
     if (!removed.test(i))
       kept.push_back(operand);
   ret->setOperands(kept);
+  // Last first: an epilogue may read an earlier one's results.
+  for (EpilogueOp epilogue : llvm::reverse(epilogues))
+    epilogue->erase();
   for (Operation *op : dead)
     op->erase();
   if (failed(func.eraseResults(removed)))

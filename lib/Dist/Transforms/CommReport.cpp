@@ -123,6 +123,7 @@ struct DistCommReportPass
     row.wireBytes = bytes * factor;
     row.param = param.str();
     row.calls = tripCount(op);
+    row.perWindow = op->getParentOfType<EpilogueOp>() != nullptr;
     rows.push_back(std::move(row));
     return success();
   }
@@ -204,6 +205,8 @@ struct DistCommReportPass
                          collective.getGroupSize(&symbolTable), full, param);
         } else if (auto sync = dyn_cast<GradSyncOp>(op)) {
           added = addGradSyncRows(rows, func, sync, symbolTable);
+        } else if (auto sum = dyn_cast<ShardSumOp>(op)) {
+          added = addShardSumRow(rows, func, sum, symbolTable);
         } else if (auto kept = dyn_cast<GatherKeptOp>(op)) {
           added = addKeptRow(rows, func, kept, symbolTable);
         } else if (auto release = dyn_cast<ReleaseKeptOp>(op)) {
@@ -253,6 +256,28 @@ struct DistCommReportPass
     return success();
   }
 
+  /// The all_reduce a dist.shard_sum expands to, if its parameter's synced
+  /// gradient is scattered (-dist-expand-grad-sync).
+  LogicalResult addShardSumRow(SmallVectorImpl<Row> &rows, func::FuncOp func,
+                               ShardSumOp sum,
+                               SymbolTableCollection &symbolTable) {
+    ParameterOp param = lookupParameter(sum, sum.getParamAttr(), &symbolTable);
+    std::string why;
+    FailureOr<GradSyncPlan> plan =
+        param ? getGradSyncPlan(param, &symbolTable, why)
+              : FailureOr<GradSyncPlan>(failure());
+    if (failed(plan))
+      return emitErrorAt(sum) << "dist-comm-report: cannot count the shard "
+                                 "sum over "
+                              << sum.getParamAttr() << ": " << why;
+    const GradSyncStage &first = plan->stages.front();
+    if (first.kind != CollectiveKind::ReduceScatter)
+      return success();
+    return addRow(rows, func, sum,
+                  getCollectiveTraits(CollectiveKind::AllReduce),
+                  first.groupSize, sum.getInput().getType(), "");
+  }
+
   void printText(ArrayRef<Row> rows, const StashCurve &curve, raw_ostream &os) {
     os << "dist communication report (K = " << microBatches
        << " micro-batches per window)\n";
@@ -269,7 +294,7 @@ struct DistCommReportPass
             !row.kept.empty()
                 ? (row.keeps ? "(kept @" : "(reuses @") + row.kept + ")"
             : row.param.empty()
-                ? "-"
+                ? (row.perWindow ? "- (epilogue)" : "-")
                 : "@" + llvm::join(llvm::split(row.param, ','), ",@"));
     std::array<Totals, 3> totals = model().window(rows);
     const char *names[] = {"always-sync", "no_sync (one round)",
@@ -330,6 +355,7 @@ struct DistCommReportPass
           {"bytes", row.bytes},
           {"wire_bytes_per_rank", row.wireBytes},
           {"calls_per_call", row.calls},
+          {"per_window", row.perWindow},
           {"gradient_of", row.param.empty() ? llvm::json::Value(nullptr)
                                             : llvm::json::Value(row.param)}};
       if (!row.kept.empty())

@@ -51,6 +51,8 @@ WindowModel::timesPerWindow(const Row &row,
                             const llvm::StringSet<> &inVariants) const {
   int64_t k = microBatches;
   bool gradient = !row.param.empty();
+  if (row.perWindow)
+    return {row.calls, row.calls, row.calls};
   if (row.calls > 1 || windowFunctions.contains(row.function)) {
     // A whole window, called once: what it runs, against syncing every
     // micro-batch's gradient (a gradient sync left after its loop).

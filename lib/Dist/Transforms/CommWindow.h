@@ -44,6 +44,8 @@ struct Row {
   /// Times it runs per call of its function: the trip counts of the loops
   /// around it (1 when one is not constant: warned).
   int64_t calls = 1;
+  /// In a dist.epilogue: once per window under every schedule.
+  bool perWindow = false;
 };
 
 /// Window totals in bytes.

@@ -12,7 +12,8 @@ using namespace mlir::dist;
 
 bool mlir::dist::CommunicationFinder::communicates(Operation *op,
                                                    FunctionOpInterface within) {
-  if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp>(op))
+  if (isa<GradSyncOp, AllReduceOp, ReduceScatterOp, TakeStashOp, ShardSumOp>(
+          op))
     return true;
   // Other dialects' communication (upstream shard, mpi) and unregistered
   // ops: nothing proves they do not reduce across ranks.

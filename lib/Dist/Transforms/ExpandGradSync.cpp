@@ -2,7 +2,9 @@
 //
 // Writes out each dist.grad_sync from its parameter's GradSyncPlan: the
 // pre-averaging by 1/W (for the full and shard phases), then every stage's
-// collective, tagged `dist.grad_of = [@param]`, and wait.
+// collective, tagged `dist.grad_of = [@param]`, and wait; and each
+// dist.shard_sum as the sum all_reduce over the group the plan scatters the
+// synced gradient over (none for a replicated parameter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +109,33 @@ struct DistExpandGradSyncPass
       op.replaceAllUsesWith(value);
       op.erase();
       ++numExpanded;
+    }
+    SmallVector<ShardSumOp> sums;
+    getOperation().walk([&](ShardSumOp op) { sums.push_back(op); });
+    for (ShardSumOp op : sums) {
+      ParameterOp param = lookupParameter(op, op.getParamAttr(), &symbolTable);
+      std::string why;
+      FailureOr<GradSyncPlan> plan =
+          param ? getGradSyncPlan(param, &symbolTable, why)
+                : FailureOr<GradSyncPlan>(failure());
+      if (failed(plan)) {
+        emitErrorAt(op) << "dist-expand-grad-sync: cannot expand the shard "
+                           "sum over "
+                        << op.getParamAttr() << ": "
+                        << (why.empty() ? "no such parameter" : why);
+        return signalPassFailure();
+      }
+      Value value = op.getInput();
+      const GradSyncStage &first = plan->stages.front();
+      if (first.kind == CollectiveKind::ReduceScatter) {
+        OpBuilder builder(op);
+        Value started =
+            AllReduceOp::create(builder, op.getLoc(), value, param.getMesh(),
+                                first.axes, ReductionKind::Sum);
+        value = WaitOp::create(builder, op.getLoc(), started);
+      }
+      op.replaceAllUsesWith(value);
+      op.erase();
     }
   }
 };

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
@@ -77,6 +78,23 @@ struct DistInsertGradSyncPass
       return failure();
 
     func::ReturnOp ret = analysis->ret;
+    // An epilogue reads synchronized gradients: one that reads the local
+    // gradient would see one micro-batch's, on one rank.
+    for (TiedGradient *t : local)
+      for (Operation *user : ret.getOperand(t->resultIndex).getUsers())
+        if (isa<EpilogueOp>(user)) {
+          InFlightDiagnostic diag =
+              emitErrorAt(user)
+              << "dist-insert-grad-sync: this dist.epilogue reads the local "
+                 "gradient of "
+              << SymbolRefAttr::get(t->param.getSymNameAttr())
+              << ", which runs once per window on synchronized gradients: "
+                 "write `dist.grad_sync` of it, and return and read the "
+                 "synced value";
+          diag.attachNote(ret.getLoc())
+              << "returned here as result #" << t->resultIndex;
+          return diag;
+        }
     SmallVector<Type> resultTypes(func.getResultTypes());
     OpBuilder builder(ret);
     for (TiedGradient *t : local) {

@@ -31,7 +31,8 @@ FailureOr<std::vector<StashCandidate>>
 mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
                                bool keepOwnPoints) {
   llvm::DenseSet<StringAttr> tied;
-  // Parameters whose returned sync has another use: skipping the sync would
+  // Parameters whose returned sync has another use (not an epilogue's):
+  // skipping the sync would
   // change that use (-apply-no-sync refuses it), so only `synced` is legal.
   llvm::DenseMap<StringAttr, Operation *> syncUsed;
   // Parameters whose stash the module already writes or takes, and its type.
@@ -56,9 +57,17 @@ mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
         continue;
       tied.insert(ref.getAttr());
       Value value = ret ? ret.getOperand(i) : Value();
-      if (value && !value.hasOneUse() &&
-          (value.getDefiningOp<GradSyncOp>() || endsLikeExplicitSync(value)))
-        syncUsed.try_emplace(ref.getAttr(), *value.user_begin());
+      if (!value ||
+          !(value.getDefiningOp<GradSyncOp>() || endsLikeExplicitSync(value)))
+        continue;
+      // The return, and a dist.epilogue (which reads the window's synced
+      // gradient at every point), are not such uses.
+      for (OpOperand &use : value.getUses())
+        if (!isa<EpilogueOp>(use.getOwner()) &&
+            !(use.getOwner() == ret && use.getOperandNumber() == i)) {
+          syncUsed.try_emplace(ref.getAttr(), use.getOwner());
+          break;
+        }
     }
   });
   SymbolTableCollection symbolTable;

@@ -42,10 +42,10 @@ static void addStashBefore(Operation *reader, Value value,
   reader->replaceUsesOfWith(value, sum);
 }
 
-/// Makes the return of `t`'s gradient read `take_stash(@param) + synced`,
-/// added in the reduce type and converted back. Other uses of the synced
-/// value keep reading this micro-batch's: in the no_sync variant they do,
-/// and without no_sync they would.
+/// Makes the return of `t`'s gradient and the epilogues read
+/// `take_stash(@param) + synced`, added in the reduce type and converted
+/// back. Other uses of the synced value keep reading this micro-batch's: in
+/// the no_sync variant they do, and without no_sync they would.
 static void addStashAfter(TiedGradient &t, FlatSymbolRefAttr param) {
   GradSyncOp sync = t.sync;
   OpBuilder builder(sync->getContext());
@@ -61,6 +61,9 @@ static void addStashAfter(TiedGradient &t, FlatSymbolRefAttr param) {
       convertElements(builder, loc, sum, t.plan.syncedType.getElementType());
   auto func = sync->getParentOfType<func::FuncOp>();
   func.getBody().back().getTerminator()->setOperand(t.resultIndex, back);
+  synced.replaceUsesWithIf(back, [](OpOperand &use) {
+    return isa<EpilogueOp>(use.getOwner());
+  });
 }
 
 unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,

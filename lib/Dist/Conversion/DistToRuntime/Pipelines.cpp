@@ -197,6 +197,7 @@ struct CheckLoweredToLLVMPass
 
 void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
                                           const LowerToLLVMOptions &options) {
+  pm.addPass(createDistInlineEpiloguePass());
   pm.addPass(createDistExpandSynchronizePass());
   pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createConvertDistToRuntimePass());
