@@ -205,7 +205,7 @@ def emit_epilogue(em, case, synced, arg_index):
     body = em.lines
     em.lines = outer_lines
     res = em.fresh("epi")
-    em.emit("%s:%d = dist.epilogue (%s) : %s -> %s {" % (
+    em.emit("%s:%d = dist.epilogue (%s) : (%s) -> (%s) {" % (
         res, len(yields), ", ".join(v for v, _ in inputs), ", ".join(t for _, t in inputs),
         ", ".join(t for _, t, _ in yields)))
     em.lines.append("  ^bb0(%s):" % ", ".join("%s: %s" % (b, t) for b, (_, t) in zip(block, inputs)))

@@ -684,7 +684,7 @@ def Dist_EpilogueOp : Dist_Op<"epilogue", [
 
     ```mlir
     %g = dist.grad_sync %local for @w : tensor<4xf32> -> tensor<4xf32>
-    %new = dist.epilogue (%g, %w) : tensor<4xf32>, tensor<4xf32>
+    %new = dist.epilogue (%g, %w) : (tensor<4xf32>, tensor<4xf32>)
         -> tensor<4xf32> {
     ^bb0(%sg: tensor<4xf32>, %p: tensor<4xf32>):
       ...                                  // the update in linalg, arith
@@ -697,7 +697,7 @@ def Dist_EpilogueOp : Dist_Op<"epilogue", [
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `(` $inputs `)` attr-dict `:` type($inputs) `->` type($results) $body
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
