@@ -14,7 +14,7 @@ func.func @clip(%g: tensor<8x8xf32>) -> (tensor<4x8xf32> {dist.grad = @w}, f32) 
   %zero = arith.constant 0.0 : f32
   %init = tensor.empty() : tensor<f32>
   %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
-  // expected-error @+1 {{skipping the gradient sync of @w would change the program: this op uses the synchronized gradient, which only the return may use}}
+  // expected-error @+1 {{skipping the gradient sync of @w would change the program: this op uses the synchronized gradient, which only the return and a dist.epilogue may use}}
   %norm = linalg.reduce ins(%r : tensor<4x8xf32>) outs(%acc : tensor<f32>) dimensions = [0, 1]
     (%in: f32, %out: f32) {
       %sq = arith.mulf %in, %in : f32
