@@ -3,8 +3,11 @@
     dist-torch emit  MODEL.py [--config ci] [--world 2] [--k 4] [--placement SPEC] [-o step.mlir]
     dist-torch train MODEL.py [--config ci] [--world 2] [--k 4] [--windows 3]
                      [--placement SPEC] [--lr 0.1] [--workdir DIR] [--no-compare]
-                     [--spoil drop-micro-batch|double-average [--reuse]]
+                     [--spoil KIND [--reuse]] [OPTIMIZER OPTIONS]
                      [-- DIST-RUN OPTIONS]
+
+    OPTIMIZER OPTIONS: [--epilogue] [--clip MAX_NORM] [--momentum M]
+                       [--weight-decay WD] [--nesterov]
 
 `emit` traces MODEL.py's training step (python/dist_torch/recipe.py) and
 writes it as a dist module. `train` also runs it: W ranks under mpirun,
@@ -14,12 +17,21 @@ the same model, initial parameters and data under PyTorch's
 DistributedDataParallel with no_sync (gloo), and compares every window's
 losses and gradients (compare.py states the bound). Exit 0 when all agree.
 
+The optimizer options put the optimizer in the compiled step, once per
+window (a dist.epilogue, python/dist_torch/epilogue.py):
+clip_grad_norm_(max_norm) and torch.optim.SGD(lr, momentum, weight_decay,
+nesterov), traced from PyTorch; the reference runs the same calls after
+DDP's last backward, and the parameters after each window and the total
+norm are compared too. Any of them implies --epilogue.
+
 SPEC places parameters: one of ddp, zero2, zero3, hsdp (ZeRO-3 within
 pairs of ranks, replicated across: W >= 4), hsdp2, for all, or
 'PATTERN=KIND,...' per parameter (fnmatch on names, first match wins); a
 kind takes options after '/': bf16 or f16 (FSDP2's param_dtype),
 reduce-<dtype>, stash-<local|shard|synced> (docs/PyTorch.md).
-With --spoil the PyTorch reference is made wrong on purpose and the
+With --spoil (drop-micro-batch, double-average; with the optimizer in the
+step also epilogue-every-micro-batch, clip-per-parameter) the PyTorch
+reference is made wrong on purpose and the
 command succeeds only if the comparison catches it; --reuse compares the
 dist run already in --workdir (same options) instead of running it again.
 """
@@ -33,7 +45,7 @@ import time
 
 import torch
 
-from . import compare, files, oracle, placement, recipe as recipes, run
+from . import compare, epilogue, files, oracle, placement, recipe as recipes, run
 from .emit import emit_module
 from .mlir import EmitError
 from .trace import TraceError, distinct_parameters, trace_step
@@ -58,7 +70,14 @@ def _args(argv):
     p.add_argument("--no-compare", action="store_true")
     p.add_argument("--f64", action="store_true",
                    help="also measure window 0 of both against a float64 reference")
-    p.add_argument("--spoil", choices=oracle.SPOILS, default=None)
+    p.add_argument("--spoil", choices=oracle.SPOILS + oracle.EPILOGUE_SPOILS, default=None)
+    p.add_argument("--epilogue", action="store_true",
+                   help="SGD in the compiled step, once per window (dist.epilogue)")
+    p.add_argument("--clip", type=float, default=None, metavar="MAX_NORM",
+                   help="clip_grad_norm_ before the step (implies --epilogue)")
+    p.add_argument("--momentum", type=float, default=0.0)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--nesterov", action="store_true")
     p.add_argument("--reuse", action="store_true",
                    help="with --spoil and --workdir: compare the dist run already there")
     p.add_argument("--dist-run", default=None)
@@ -75,6 +94,20 @@ def _trace(a, recipe):
     compute = {n: p.param_dtype for n, p in placements.items() if p.param_dtype is not None}
     step = trace_step(model, recipe.loss, batch, a.k, param_dtype=compute)
     return model, micro_batch, step, placements
+
+
+def _optimizer(a):
+    """The epilogue's optimizer, or None (dist-run's SGD between windows)."""
+    if not (a.epilogue or a.clip is not None or a.momentum or a.weight_decay or a.nesterov):
+        if a.spoil in oracle.EPILOGUE_SPOILS:
+            raise ValueError("--spoil %s needs the optimizer in the step (--epilogue)"
+                             % a.spoil)
+        return None
+    opt = epilogue.Optimizer(a.lr, a.momentum, a.weight_decay, a.nesterov, a.clip)
+    opt.check()
+    if a.spoil == "clip-per-parameter" and a.clip is None:
+        raise ValueError("--spoil clip-per-parameter needs --clip")
+    return opt
 
 
 def _check_args(a):
@@ -101,8 +134,9 @@ def main(argv=None) -> int:
     try:
         _check_args(a)
         recipe = recipes.load(a.model, a.config)
+        optimizer = _optimizer(a)
         model, micro_batch, step, placements = _trace(a, recipe)
-        text = emit_module(step, placements, a.model)
+        text = emit_module(step, placements, a.model, optimizer)
         low = _low_precision(placements)
         if a.command == "train" and not a.no_compare and low:
             raise ValueError(
@@ -135,21 +169,34 @@ def main(argv=None) -> int:
     reference = "torch" if not a.spoil else "torch-spoiled-" + a.spoil
     try:
         oracle.run(recipe.path, a.config, workdir, a.world, a.k, a.windows, a.lr,
-                   a.spoil or "", reference, a.seed)
+                   a.spoil or "", reference, a.seed, optimizer)
     except oracle.OracleError as e:
         print("dist-torch: FAIL: %s" % e)
         return 1
     print("dist-torch: PyTorch DDP reference done (%.1f s)" % (time.time() - start))
     names = [p[0] for p in step.params]
     full = {name: tuple(p.shape) for name, _, p in step.params}
-    failures = []
+    failures, drift = [], {}
+    prev = files.read_initial_params(workdir, names)
     for w in range(a.windows):
         grads, problems = files.read_dist_grads(workdir, w, a.world, names, placements, full)
         failures += ["window %d: %s" % (w, p) for p in problems]
+        torch_grads = files.read_torch_grads(workdir, reference, w, names)
         failures += compare.compare_window(
-            w, grads, files.read_torch_grads(workdir, reference, w, names),
-            files.read_dist_losses(workdir, w, a.k, a.world),
+            w, grads, torch_grads, files.read_dist_losses(workdir, w, a.k, a.world),
             files.read_torch_losses(workdir, reference, w, a.k, a.world))
+        if optimizer is None:
+            continue
+        norm_result = 1 + len(names) * (3 if optimizer.has_buffers else 2) \
+            if optimizer.clip is not None else None
+        nxt, norm, problems = files.read_dist_epilogue(workdir, w, a.k, a.world, names,
+                                                       placements, full, norm_result)
+        failures += ["window %d: %s" % (w, p) for p in problems]
+        ref, ref_norm = files.read_torch_epilogue(workdir, reference, w, names,
+                                                  optimizer.clip is not None)
+        failures += compare.compare_epilogue(w, nxt, ref, prev, drift, norm, ref_norm,
+                                             torch_grads)
+        prev = ref
     if a.f64:
         exact = oracle.f64_reference(recipe.path, a.config, workdir, a.world, a.k, a.seed)
         grads, _ = files.read_dist_grads(workdir, 0, a.world, names, placements, full)
@@ -166,8 +213,9 @@ def main(argv=None) -> int:
     if failures:
         print("dist-torch: FAIL: %d mismatches against PyTorch DDP" % len(failures))
         return 1
-    print("dist-torch: PASS: %d windows of losses and gradients agree with PyTorch DDP no_sync"
-          % a.windows)
+    print("dist-torch: PASS: %d windows of losses and gradients%s agree with PyTorch DDP "
+          "no_sync" % (a.windows, ", parameters after %s" % optimizer.describe()
+                       if optimizer else ""))
     return 0
 
 

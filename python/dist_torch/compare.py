@@ -27,6 +27,18 @@ LOSS_RTOL = 2^-16.
 Parameters evolve by SGD between windows on both sides; the bound holds
 after three windows because the updates are of size lr * g, far below
 the parameters, so the divergence of the trajectories stays at roundoff.
+
+With the optimizer in the step (epilogue.py), the parameters it yields
+after window w are compared with PyTorch's after its step. Each update is
+lr times a linear function of the (clipped) gradients, whose relative error
+is within GRAD_RTOL, and each parameter is a sum of f32 values; so per
+tensor
+
+    max |p_dist - p_torch| <= GRAD_RTOL * (max |p_torch| + sum_{v<=w} max |d_v|)
+
+with d_v = PyTorch's update in window v. The total norm of
+clip_grad_norm_: the gradients' errors bound its error by their 2-norm,
+|n_dist - n_torch| <= GRAD_RTOL * sqrt(sum_p size_p * max |g_p|^2).
 """
 
 from typing import Dict, List
@@ -74,6 +86,39 @@ def compare_window(window: int, dist_grads: Dict[str, np.ndarray],
           "worst loss difference %.2e"
           % (window, dist_losses[:, 0].sum(), torch_losses[:, 0].sum(), worst_name, worst,
              GRAD_RTOL, float(loss_err.max()) if loss_err.size else 0.0))
+    return failures
+
+
+def compare_epilogue(window: int, dist_next, torch_next, torch_prev, drift, dist_norm,
+                     torch_norm, torch_grads) -> List[str]:
+    """The failures of one window's epilogue: the next parameters, and the
+    norm (None: no clipping). `drift` {param: sum of max |update|} is
+    updated with this window's PyTorch update of each parameter."""
+    failures, worst = [], (0.0, None)
+    for name, ref in torch_next.items():
+        got = dist_next[name].astype(np.float64)
+        drift[name] = drift.get(name, 0.0) + (float(np.max(np.abs(ref - torch_prev[name])))
+                                              if ref.size else 0.0)
+        scale = (float(np.max(np.abs(ref))) if ref.size else 0.0) + drift[name]
+        err = float(np.max(np.abs(got - ref))) if ref.size else 0.0
+        if not np.all(np.isfinite(got)) or not err <= GRAD_RTOL * scale:
+            failures.append("window %d: the epilogue's next %s differs from PyTorch's "
+                            "optimizer step: max |diff| %.3g > %.3g (2^-12 * (max |p| + "
+                            "updates so far))" % (window, name, err, GRAD_RTOL * scale))
+        if scale:
+            worst = max(worst, (err / scale, name))
+    text = "window %d: epilogue: worst next parameter %s at %.2e of max |p| + updates" % (
+        window, worst[1], worst[0])
+    if torch_norm is not None:
+        bound = GRAD_RTOL * float(np.sqrt(sum(g.size * float(np.max(np.abs(g))) ** 2
+                                              for g in torch_grads.values() if g.size)))
+        err = abs(dist_norm - torch_norm)
+        if not err <= bound:
+            failures.append("window %d: clip_grad_norm_'s total norm: dist %.9g, PyTorch "
+                            "%.9g (bound %.3g)" % (window, dist_norm, torch_norm, bound))
+        text += "; total norm dist %.7f PyTorch %.7f (diff %.2e, bound %.2e)" % (
+            dist_norm, torch_norm, err, bound)
+    print(text)
     return failures
 
 

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional
 
 import torch
 
-from . import ops_elementwise, ops_index, ops_linalg, ops_loss, ops_shape  # noqa: F401
+from . import epilogue, ops_elementwise, ops_index, ops_linalg, ops_loss, ops_shape  # noqa: F401
 from .mlir import Builder, EmitError, Tensor, element_type, tensor_type
 from .ops import HANDLERS, Context
 from .placement import Placement
@@ -53,11 +53,12 @@ def _forward_nodes(graph: torch.fx.Graph, loss: torch.fx.Node):
 
 class Emitter(Context):
     def __init__(self, step: TracedStep, placements: Dict[str, Placement],
-                 source: str):
+                 source: str, optimizer: Optional[epilogue.Optimizer] = None):
         super().__init__(Builder())
         self.step = step
         self.placements = placements
         self.source = source
+        self.optimizer = optimizer
         self.env: Dict[torch.fx.Node, object] = {}
         self.node: Optional[torch.fx.Node] = None
 
@@ -114,6 +115,14 @@ class Emitter(Context):
             args.append("%s: %s %s" % (arg, tensor_type(shape, elem),
                                        _loc(None, "data argument %d" % j)))
             self.env[node] = Tensor(arg, shape, elem)
+        # The optimizer's momentum buffers: held by the host like the
+        # parameter (its local type), after the data.
+        buffers = []
+        if self.optimizer is not None and self.optimizer.has_buffers:
+            for i, (pl, local, _, _) in enumerate(param_values.values()):
+                buffers.append((len(args), Tensor("%%buf%d" % i, local.shape, local.elem)))
+                args.append("%s: %s %s" % (buffers[-1][1].ssa, local.type, _loc(
+                    None, "momentum buffer of " + self.step.params[i][0])))
 
         # Parameters come in through dist.synchronize: once for the forward,
         # and, for a placement that reshards after forward (ZeRO-3), again at
@@ -153,16 +162,25 @@ class Emitter(Context):
 
         self.node = None
         self.builder.loc = _loc(None, "step results")
-        returned, types = [], []
+        returned, types, entries = [], [], []
         for r, node in enumerate(results):
             value = self.builder.materialize(self.env[node])
+            attr = ""
             if r >= 1:
                 name = self.step.params[r - 1][0]
                 attr = " {dist.grad = @%s}" % _quote(name)
-            else:
-                attr = ""
+                if self.optimizer is not None:
+                    pl, local, _, _ = param_values[placeholders[r - 1]]
+                    value = epilogue.grad_sync(self.builder, name, value, local.shape)
+                    entries.append(epilogue.Entry(name, value, local, r - 1))
+                    if buffers:
+                        entries[-1].buf_index, entries[-1].buf = buffers[r - 1]
             returned.append(value.ssa)
             types.append(value.type + attr)
+        if entries:
+            for value, attr in epilogue.emit(self.builder, self.optimizer, entries):
+                returned.append(value.ssa)
+                types.append(value.type + (" " + attr if attr else ""))
         self.builder.op("return %s : %s" % (", ".join(returned), ", ".join(
             t.split(" {")[0] for t in types)), results=0)
 
@@ -265,5 +283,8 @@ def _nested(v) -> str:
 
 
 def emit_module(step: TracedStep, placements: Dict[str, Placement],
-                source: str = "a PyTorch model") -> str:
-    return Emitter(step, placements, os.path.basename(source)).emit()
+                source: str = "a PyTorch model",
+                optimizer: Optional[epilogue.Optimizer] = None) -> str:
+    """The module; with `optimizer`, the step also runs it once per window
+    in a dist.epilogue (epilogue.py)."""
+    return Emitter(step, placements, os.path.basename(source), optimizer).emit()

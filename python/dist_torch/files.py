@@ -11,7 +11,7 @@ any step"), and dist-run's results read back.
 """
 
 import os
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 import torch
@@ -40,6 +40,10 @@ def load_params(model: torch.nn.Module, workdir: str) -> None:
             if not p.requires_grad:
                 continue
             p.copy_(torch.from_numpy(np.load(os.path.join(workdir, "params", name + ".npy"))))
+
+
+def read_initial_params(workdir: str, names: List[str]) -> Dict[str, np.ndarray]:
+    return {n: np.load(os.path.join(workdir, "params", n + ".npy")) for n in names}
 
 
 def write_data(recipe, workdir: str, world: int, k: int, windows: int, micro_batch: int,
@@ -81,33 +85,56 @@ def read_dist_grads(workdir: str, window: int, world: int, names: List[str],
                     placements: Dict[str, Placement], full_shapes: Dict[str, tuple]):
     """The window's gradients dist-run wrote, unsharded: (grads, problems),
     problems naming replicas that disagree (they must be bitwise equal)."""
+    return _read_unsharded(
+        lambda r, i: "w%d_r%d_grad%d.npy" % (window, r, 1 + i), "gradient",
+        workdir, world, names, placements, full_shapes)
+
+
+def read_dist_epilogue(workdir: str, window: int, k: int, world: int, names: List[str],
+                       placements: Dict[str, Placement], full_shapes: Dict[str, tuple],
+                       norm_result: Optional[int]):
+    """What the window's epilogue yielded: the next parameters (results
+    1 + n ... of the sync step, after the loss and the n gradients; written
+    with the last micro-batch's results), unsharded, and the total norm
+    (result `norm_result`, or None): (params, norm, problems)."""
+    n = len(names)
+    name = lambda r, i: "w%d_k%d_r%d_out%d.npy" % (window, k - 1, r, i)  # noqa: E731
+    params, problems = _read_unsharded(lambda r, i: name(r, 1 + n + i), "next value",
+                                       workdir, world, names, placements, full_shapes)
+    norm = None
+    if norm_result is not None:
+        norm = float(np.load(os.path.join(workdir, "out", name(0, norm_result))))
+    return params, norm, problems
+
+
+def _read_unsharded(path_of, what: str, workdir: str, world: int, names: List[str],
+                    placements: Dict[str, Placement], full_shapes: Dict[str, tuple]):
     out = os.path.join(workdir, "out")
-    grads, problems = {}, []
-    for res, name in enumerate(names, start=1):
+    values, problems = {}, []
+    for i, name in enumerate(names):
         pl = placements[name]
-        per_rank = [np.load(os.path.join(out, "w%d_r%d_grad%d.npy" % (window, r, res)))
-                    for r in range(world)]
+        per_rank = [np.load(os.path.join(out, path_of(r, i))) for r in range(world)]
         if not pl.sharded:
             for r in range(1, world):
                 if not np.array_equal(per_rank[r], per_rank[0]):
-                    problems.append("%s: rank %d's gradient differs from rank 0's" % (name, r))
-            grads[name] = per_rank[0]
+                    problems.append("%s: rank %d's %s differs from rank 0's" % (name, r, what))
+            values[name] = per_rank[0]
             continue
         shards = {}
         for r in range(world):
             index = shard_index(pl, r)
             if index in shards:
                 if not np.array_equal(shards[index], per_rank[r]):
-                    problems.append("%s: rank %d's shard %d differs from its replica"
-                                    % (name, r, index))
+                    problems.append("%s: rank %d's shard %d of the %s differs from its "
+                                    "replica" % (name, r, index, what))
             else:
                 shards[index] = per_rank[r]
         full = np.concatenate([shards[i] for i in range(len(shards))], axis=0)
         rows = full_shapes[name][0]
         if np.any(full[rows:] != 0):
-            problems.append("%s: the padding rows' gradient is not zero" % name)
-        grads[name] = full[:rows]
-    return grads, problems
+            problems.append("%s: the padding rows' %s is not zero" % (name, what))
+        values[name] = full[:rows]
+    return values, problems
 
 
 def read_dist_losses(workdir: str, window: int, k: int, world: int):
@@ -125,3 +152,13 @@ def read_torch_losses(workdir: str, reference: str, window: int, k: int, world: 
 def read_torch_grads(workdir: str, reference: str, window: int, names: List[str]):
     t = os.path.join(workdir, reference)
     return {n: np.load(os.path.join(t, "w%d_%s.npy" % (window, n))) for n in names}
+
+
+def read_torch_epilogue(workdir: str, reference: str, window: int, names: List[str],
+                        with_norm: bool):
+    """The reference's parameters after the window's optimizer step, and
+    clip_grad_norm_'s total norm (None without clipping)."""
+    t = os.path.join(workdir, reference)
+    params = {n: np.load(os.path.join(t, "w%d_next_%s.npy" % (window, n))) for n in names}
+    norm = float(np.load(os.path.join(t, "w%d_norm.npy" % window))) if with_norm else None
+    return params, norm

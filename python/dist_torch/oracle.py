@@ -8,10 +8,18 @@ compiled step's), and per window rank 0's gradients after the window's last
 backward (`<reference>/w<w>_<param>.npy`, unsharded: DDP's average over the ranks; every
 rank's are compared with rank 0's here, DDP's own invariant).
 
+With an optimizer (epilogue.Optimizer), the window ends as a user's loop
+does: `torch.nn.utils.clip_grad_norm_(ddp.parameters(), max_norm)` (its
+total norm saved, `w<w>_norm.npy`), then `torch.optim.SGD(...).step()`;
+rank 0 saves the parameters after it (`w<w>_next_<param>.npy`).
+
 `spoil` makes a wrong reference on purpose, to show that the comparison
 fails on the mistakes it exists to catch: `drop-micro-batch` skips the
 backward of micro-batch 1 (a lost micro-batch), `double-average` divides
-every gradient by W once more (averaged twice).
+every gradient by W once more (averaged twice); with an optimizer,
+`epilogue-every-micro-batch` clips and steps after every micro-batch (the
+optimizer inside the accumulation loop), `clip-per-parameter` clips each
+gradient by its own norm (a norm not summed over the parameters).
 """
 
 import contextlib
@@ -30,6 +38,7 @@ from . import recipe as recipes
 from .files import data_path, load_params
 
 SPOILS = ("drop-micro-batch", "double-average")
+EPILOGUE_SPOILS = ("epilogue-every-micro-batch", "clip-per-parameter")
 
 # A reference that has not finished in this long is stuck (gloo's own
 # default waits 30 minutes in a collective): its ranks are stopped and the
@@ -48,7 +57,7 @@ def _free_port() -> int:
 
 
 def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, reference,
-               seed):
+               seed, optimizer):
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
@@ -59,8 +68,21 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, 
         model = recipe.build(seed)  # frozen parameters as the traced step's
         load_params(model, workdir)
         ddp = DistributedDataParallel(model)
-        opt = torch.optim.SGD(ddp.parameters(), lr=lr)
         trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        opt = optimizer.torch_optimizer([p for _, p in trained]) if optimizer else \
+            torch.optim.SGD(ddp.parameters(), lr=lr)
+
+        def window_step():
+            norm = None
+            if optimizer and optimizer.clip is not None:
+                ps = [p for _, p in trained]
+                if spoil == "clip-per-parameter":
+                    norm = torch.linalg.vector_norm(torch.stack([
+                        torch.nn.utils.clip_grad_norm_([p], optimizer.clip) for p in ps]))
+                else:
+                    norm = torch.nn.utils.clip_grad_norm_(ps, optimizer.clip)
+            opt.step()
+            return norm
         out = os.path.join(workdir, reference)
         for w in range(windows):
             for micro in range(k):
@@ -71,6 +93,8 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, 
                     loss = recipe.loss(ddp, *batch) / k
                     if not (spoil == "drop-micro-batch" and micro == 1):
                         loss.backward()
+                if spoil == "epilogue-every-micro-batch" and not last:
+                    window_step()
                 np.save(os.path.join(out, "w%d_k%d_r%d_loss.npy" % (w, micro, rank)),
                         loss.detach().reshape(()).numpy())
             if spoil == "double-average":
@@ -88,7 +112,13 @@ def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, 
             if rank == 0:
                 for (n, _), g in zip(trained, grads):
                     np.save(os.path.join(out, "w%d_%s.npy" % (w, n)), g.numpy())
-            opt.step()
+            norm = window_step()
+            if rank == 0 and optimizer:
+                if norm is not None:
+                    np.save(os.path.join(out, "w%d_norm.npy" % w), norm.detach().numpy())
+                for n, p in trained:
+                    np.save(os.path.join(out, "w%d_next_%s.npy" % (w, n)),
+                            p.detach().numpy())
             opt.zero_grad(set_to_none=False)
         dist.barrier()
     finally:
@@ -101,11 +131,14 @@ def _data_count(workdir: str) -> int:
 
 
 def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
-        lr: float, spoil: str = "", reference: str = "torch", seed: int = 0) -> None:
-    """Runs the DDP reference; its files land in workdir/<reference>."""
+        lr: float, spoil: str = "", reference: str = "torch", seed: int = 0,
+        optimizer=None) -> None:
+    """Runs the DDP reference; its files land in workdir/<reference>.
+    `optimizer`: an epilogue.Optimizer run once per window, else SGD(lr)."""
     os.makedirs(os.path.join(workdir, reference), exist_ok=True)
     context = mp.start_processes(_rank_main, args=(world, _free_port(), path, config, workdir,
-                                                   k, windows, lr, spoil, reference, seed),
+                                                   k, windows, lr, spoil, reference, seed,
+                                                   optimizer),
                                  nprocs=world, join=False, start_method="spawn")
     deadline = time.monotonic() + TIMEOUT_S
     while not context.join(timeout=1):
