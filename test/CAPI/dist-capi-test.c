@@ -113,6 +113,30 @@ static int checkAnchorRefused(MlirContext context) {
   return 1;
 }
 
+static void appendToBuffer(MlirStringRef text, void *userData);
+
+/* A null module (a refused parse) or pass manager is refused with a
+ * message, not dereferenced. */
+static int checkNullRefused(void) {
+  char message[256] = "";
+  MlirModule none = {NULL};
+  MlirOpPassManager noPm = {NULL};
+  int refused =
+      mlirLogicalResultIsFailure(mlirDistRunNoSyncPipeline(
+          none, mlirStringRefCreate(NULL, 0), appendToBuffer, message)) &&
+      strstr(message, "the module is null");
+  message[0] = '\0';
+  refused = refused &&
+            mlirLogicalResultIsFailure(mlirDistAddNoSyncPipeline(
+                noPm, mlirStringRefCreate(NULL, 0), appendToBuffer, message)) &&
+            strstr(message, "the pass manager is null");
+  if (!refused)
+    fprintf(stderr, "dist-capi-test: a null module or pass manager was not "
+                    "refused with a message ('%s')\n",
+            message);
+  return refused;
+}
+
 static void appendToBuffer(MlirStringRef text, void *userData) {
   char *buffer = (char *)userData;
   size_t used = strlen(buffer), room = 255 - used;
@@ -195,7 +219,8 @@ int main(int argc, char **argv) {
   }
   MlirOperation op = mlirModuleGetOperation(module);
 
-  if (!checkAnchorRefused(context) || !checkGeneratedCreate(context))
+  if (!checkAnchorRefused(context) || !checkGeneratedCreate(context) ||
+      !checkNullRefused())
     goto done;
 
   if (options) {

@@ -12,6 +12,16 @@
 // RUN: not dist-opt %S/Inputs/undef.mlir 2>&1 | FileCheck %s --check-prefix=UNDEF
 // UNDEF: undef.mlir:2:{{[0-9]+}}: error: use of undeclared SSA value name
 
+// An output that cannot be written is an error naming the file, not
+// "IO failure on output stream"; the same for the comm report's file.
+// RUN: not dist-opt %dist_src_root/examples/linear_fsdp.mlir -o /dev/full 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=FULL
+// FULL: dist-opt: error: cannot write '/dev/full': No space left on device
+// RUN: not dist-opt %dist_src_root/examples/linear_fsdp.mlir --dist-no-sync-pipeline \
+// RUN:   --dist-comm-report=output=/dev/full -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORTFULL
+// REPORTFULL: error: dist-comm-report: cannot write '/dev/full': No space left on device
+
 // SYNTAX: dist-opt-errors.mlir:[[@LINE+2]]:{{[0-9]+}}: error:
 dist.mesh @world shape = [2]
 dist.mesh @broken shape = [2
+

@@ -190,6 +190,13 @@ func.func @bwd(%w: tensor<4x12xf32> {dist.param = @w}, %gb: tensor<16xf32>)
 // RUN: dist-opt %dist_src_root/examples/toy/toy_zero3_w2.mlir "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" -dist-comm-report=micro-batches=1 -o /dev/null | FileCheck %s --check-prefix=KEEP-TOY-K1
 // RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=KEEP-LLAMA
 // RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" -dist-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=KEEP-JSON
+// K = 10^15 in closed form (the kept gathers' micro-batches repeat; it
+// used to run a loop of K steps): @weight gathered twice per micro-batch
+// unkept, 2K, against twice per window kept.
+// RUN: dist-opt %dist_src_root/examples/linear_fsdp.mlir "--dist-no-sync-pipeline=keep-gathered" -dist-comm-report=micro-batches=1000000000000000 -o /dev/null | FileCheck %s --check-prefix=HUGE-KEEP
+// HUGE-KEEP: no_sync (one round) 2368 bytes 1216.0 wire bytes/rank 4 calls
+// HUGE-KEEP: keeping saves 1999999999999998 all_gathers, 1535999999999998464 bytes per window
+// HUGE-KEEP: held between micro-batches: 768 bytes of gathered parameters, 384 bytes beyond this rank's shards
 // RUN: not dist-opt %s -dist-comm-report=micro-batches=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADK
 // BADK: error: dist-comm-report: micro-batches must be at least 1, but got -1
 // A collective in a loop runs once per iteration: counted times the trip

@@ -7,7 +7,9 @@
 // pipeline (test/Conversion/convert-shard-to-dist.mlir). The input's bracket
 // nesting is checked before MLIR parses it (Dist/Support/InputGuard.h): the
 // parser would overflow its stack on deep nesting rather than report an
-// error. The parse and the passes run on a 512 MB stack besides.
+// error. The parse and the passes run on a 512 MB stack besides. A crash
+// prints LLVM's stack dump and bug-report banner (llvm::InitLLVM), as
+// mlir-opt's does; an output that cannot be written is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,6 +33,7 @@ static llvm::cl::opt<unsigned> maxNesting(
     llvm::cl::init(mlir::dist::kDefaultMaxNesting));
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerAllPasses();
   mlir::dist::registerAllDistPasses();
   mlir::DialectRegistry registry;
@@ -65,6 +69,15 @@ int main(int argc, char **argv) {
                                  config);
       })))
     return 1;
+  output->os().flush();
+  if (std::error_code ec = output->os().error()) {
+    // Else raw_fd_ostream's destructor aborts with "IO failure on output
+    // stream", naming no file.
+    llvm::errs() << "dist-opt: error: cannot write '" << outputFilename
+                 << "': " << ec.message() << "\n";
+    output->os().clear_error();
+    return 1;
+  }
   output->keep();
   return 0;
 }

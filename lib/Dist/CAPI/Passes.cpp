@@ -78,8 +78,14 @@ static LogicalResult addNoSyncPipeline(OpPassManager &pm, StringRef options,
   std::string message;
   llvm::raw_string_ostream messageStream(message);
   if (failed(pipelineOptions.parseFromString(options, messageStream))) {
-    errors << "invalid dist-no-sync-pipeline options '" << options
-           << "': " << message;
+    errors << "invalid dist-no-sync-pipeline options '" << options << "': ";
+    // A value the option's own parser refuses (a count that is not a
+    // number) is reported by LLVM's command-line library on stderr only.
+    if (message.empty())
+      message = "a value was refused by LLVM's option parser (its message "
+                "is on stderr); the options are those of "
+                "-dist-no-sync-pipeline (docs/CAPI.md)";
+    errors << message;
     if (!StringRef(message).ends_with("\n"))
       errors << "\n";
     return failure();
@@ -93,6 +99,10 @@ MlirLogicalResult mlirDistAddNoSyncPipeline(MlirOpPassManager passManager,
                                             MlirStringCallback callback,
                                             void *userData) {
   ErrorStream errors(callback, userData);
+  if (!passManager.ptr) {
+    errors.os() << "mlirDistAddNoSyncPipeline: the pass manager is null\n";
+    return mlirLogicalResultFailure();
+  }
   return wrap(
       addNoSyncPipeline(*unwrap(passManager), unwrap(options), errors.os()));
 }
@@ -101,9 +111,15 @@ MlirLogicalResult mlirDistRunNoSyncPipeline(MlirModule module,
                                             MlirStringRef options,
                                             MlirStringCallback callback,
                                             void *userData) {
+  ErrorStream errors(callback, userData);
+  if (mlirModuleIsNull(module)) {
+    // What mlirDistModuleCreateParse returns for input it refused.
+    errors.os() << "mlirDistRunNoSyncPipeline: the module is null (did its "
+                   "parse fail? check with mlirModuleIsNull)\n";
+    return mlirLogicalResultFailure();
+  }
   ModuleOp op = unwrap(module);
   PassManager pm = PassManager::on<ModuleOp>(op.getContext());
-  ErrorStream errors(callback, userData);
   if (failed(addNoSyncPipeline(pm, unwrap(options), errors.os())))
     return mlirLogicalResultFailure();
   return wrap(pm.run(op));

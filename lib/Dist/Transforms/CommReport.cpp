@@ -94,6 +94,13 @@ struct DistCommReportPass
       printJson(rows, curve, file->os());
     else
       printText(rows, curve, file->os());
+    file->os().flush();
+    if (std::error_code ec = file->os().error()) {
+      file->os().clear_error(); // else the destructor aborts, naming no file
+      emitErrorAt(getOperation()) << "dist-comm-report: cannot write '"
+                                  << output << "': " << ec.message();
+      return signalPassFailure();
+    }
     file->keep();
     markAllAnalysesPreserved();
   }

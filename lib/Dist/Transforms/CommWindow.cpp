@@ -2,6 +2,8 @@
 
 #include "CommWindow.h"
 
+#include <map>
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -82,26 +84,26 @@ KeptRun WindowModel::simulateKept(ArrayRef<Row> rows, Schedule schedule) const {
     if (baseOf(name) == name)
       (hasVariant(name) ? windows : plain).push_back(name);
   KeptRun run;
-  llvm::StringMap<const Row *> kept;
-  auto call = [&](StringRef function) {
+  std::map<std::string, const Row *> kept; // ordered: a state's key
+  auto call = [&](StringRef function, Totals &gathers) {
     for (const Row *row : byFunction.lookup(function)) {
       if (row->release)
         kept.erase(row->kept);
-      else if (!kept.contains(row->kept)) {
-        run.gathers.add(row->bytes, row->wireBytes, 1);
+      else if (!kept.count(row->kept)) {
+        gathers.add(row->bytes, row->wireBytes, 1);
         if (row->keeps)
           kept[row->kept] = row;
       }
     }
   };
-  int64_t k = microBatches;
-  for (int64_t micro = 1; micro <= k; ++micro) {
+  // One micro-batch: its gathers, and what is held at its end.
+  auto microBatch = [&](bool noSync) -> std::optional<Totals> {
+    Totals gathers;
     for (StringRef function : plain)
-      call(function);
-    for (StringRef function : windows) {
-      bool noSync = schedule != AlwaysSync && micro < k;
-      call(noSync ? (function + llvm::Twine(suffix)).str() : function.str());
-    }
+      call(function, gathers);
+    for (StringRef function : windows)
+      call(noSync ? (function + llvm::Twine(suffix)).str() : function.str(),
+           gathers);
     std::optional<int64_t> held = 0, beyond = 0;
     for (const auto &entry : kept) {
       const Row &row = *entry.second;
@@ -110,13 +112,52 @@ KeptRun WindowModel::simulateKept(ArrayRef<Row> rows, Schedule schedule) const {
         beyond = llvm::checkedAdd(*beyond, row.bytes - row.shardBytes);
       }
     }
-    if (!held || !beyond) {
+    if (!held || !beyond)
+      return std::nullopt;
+    run.held = std::max(run.held, *held);
+    run.heldBeyondShards = std::max(run.heldBeyondShards, *beyond);
+    return gathers;
+  };
+  auto stateKey = [&] {
+    std::string key;
+    for (const auto &entry : kept)
+      key += entry.first + '\0';
+    return key;
+  };
+  // Micro-batches 1 .. K-1 call the same functions, so they are a function
+  // of the kept state alone: once a state comes back, the micro-batches
+  // between repeat. Closed form over the cycle (K can be 2^63 - 1), then
+  // the last micro-batch.
+  int64_t k = microBatches, before = k - 1;
+  bool noSync = schedule != AlwaysSync;
+  std::map<std::string, int64_t> seenAt; // state -> the step it began
+  SmallVector<Totals> steps;
+  for (int64_t step = 0; step < before; ++step) {
+    auto [it, fresh] = seenAt.try_emplace(stateKey(), step);
+    if (!fresh) {
+      ArrayRef<Totals> cycle = ArrayRef(steps).drop_front(it->second);
+      int64_t left = before - step, period = cycle.size();
+      Totals once;
+      for (const Totals &t : cycle)
+        once.merge(t);
+      run.gathers.merge(once, left / period);
+      for (const Totals &t : cycle.take_front(left % period))
+        run.gathers.merge(t);
+      break;
+    }
+    std::optional<Totals> gathers = microBatch(noSync);
+    if (!gathers) {
       run.gathers.overflow = true;
       return run;
     }
-    run.held = std::max(run.held, *held);
-    run.heldBeyondShards = std::max(run.heldBeyondShards, *beyond);
+    steps.push_back(*gathers);
+    run.gathers.merge(*gathers);
   }
+  std::optional<Totals> last = microBatch(false);
+  if (!last)
+    run.gathers.overflow = true;
+  else
+    run.gathers.merge(*last);
   return run;
 }
 

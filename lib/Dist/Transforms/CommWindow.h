@@ -61,12 +61,14 @@ struct Totals {
     wire += w * times;
     calls += times;
   }
-  void merge(const Totals &other) {
-    std::optional<int64_t> sum = llvm::checkedAdd(bytes, other.bytes);
-    overflow |= !sum || other.overflow;
+  void merge(const Totals &other, int64_t times = 1) {
+    std::optional<int64_t> sum = llvm::checkedMulAdd(other.bytes, times, bytes);
+    std::optional<int64_t> count =
+        llvm::checkedMulAdd(other.calls, times, calls);
+    overflow |= !sum || !count || other.overflow;
     bytes = sum.value_or(bytes);
-    wire += other.wire;
-    calls += other.calls;
+    wire += other.wire * double(times);
+    calls = count.value_or(calls);
   }
 };
 
