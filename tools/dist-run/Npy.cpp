@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -127,12 +128,23 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
     error = "'" + path + "': " + why;
     return false;
   };
+  // Only a regular file, and never more of it than its header says: a
+  // directory, /dev/zero or a FIFO (which would block in open() before the
+  // watchdog runs) is refused by its type, and a file longer than its
+  // shape needs by its size, before anything is read.
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return bad("cannot open the file: " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return bad("not a regular file (a directory, device or FIFO)");
+  const uint64_t fileSize = status.getSize();
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return bad("cannot open the file");
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  if (in.bad())
+  constexpr uint64_t kMaxHeader = 1 << 20; // numpy writes a few hundred bytes
+  std::string bytes(std::min<uint64_t>(fileSize, kMaxHeader + 12), '\0');
+  in.read(bytes.data(), bytes.size());
+  if (!in)
     return bad("cannot read the file");
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return bad("not a .npy file (no \\x93NUMPY magic)");
@@ -154,7 +166,8 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
                "." + std::to_string(minor) + " (expected 1.0 or 2.0)");
   }
   if (dataStart > bytes.size())
-    return bad("truncated .npy header");
+    return bad(fileSize > bytes.size() ? "a .npy header longer than 1 MiB"
+                                       : "truncated .npy header");
   std::string header = bytes.substr(dataStart - headerLength, headerLength);
   if (header.empty() || header.back() != '\n')
     return bad("malformed .npy header (not terminated by a newline)");
@@ -205,7 +218,9 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
       return bad("shape " + shapeString(shape) + " is too large");
     count *= size_t(d);
   }
-  size_t have = bytes.size() - dataStart;
+  if (count > std::numeric_limits<size_t>::max() / 8)
+    return bad("shape " + shapeString(shape) + " is too large");
+  uint64_t have = fileSize - dataStart;
   if (have != count * width)
     return bad("holds " + std::to_string(have) + " data bytes, but shape " +
                shapeString(shape) + " of " +
@@ -214,10 +229,16 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
                 : descr == "|b1" ? "bool"
                                  : "int32") +
                " needs " + std::to_string(count * width));
+  std::string payload(count * width, '\0');
+  in.clear();
+  in.seekg(std::streamoff(dataStart));
+  in.read(payload.data(), payload.size());
+  if (!in)
+    return bad("cannot read the data");
   data.resize(count);
   if (descr == "<f4") {
     if (count)
-      std::memcpy(data.data(), bytes.data() + dataStart, count * 4);
+      std::memcpy(data.data(), payload.data(), count * 4);
     if (!hostIsLittleEndian())
       swapFloats(data);
     return true;
@@ -226,7 +247,7 @@ bool dist_run::readNpy(const std::string &path, std::vector<int64_t> &shape,
   for (size_t i = 0; i < count; ++i) {
     uint64_t bits = 0;
     for (size_t b = width; b-- > 0;)
-      bits = bits << 8 | (unsigned char)bytes[dataStart + i * width + b];
+      bits = bits << 8 | (unsigned char)payload[i * width + b];
     int64_t value = width == 8   ? int64_t(bits)
                     : width == 1 ? int64_t(bits != 0)
                                  : int64_t(int32_t(bits));
