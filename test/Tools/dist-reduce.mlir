@@ -9,7 +9,7 @@
 // RUN:   --implicit-check-not=dist.all_gather --implicit-check-not='reduction = sum'
 // The reduced module still fails the same way.
 // RUN: not dist-opt %t -dist-insert-grad-sync -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERROR
-// ERROR: error: dist-insert-grad-sync: result #0 of @backward, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce
+// ERROR: error: dist-insert-grad-sync: result #0 of @backward, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found an avg all_reduce
 
 // What only dist's reduction patterns (Dist/IR/DistReduction.h) remove: the
 // unused all_gather and its wait, and the loss's all_reduce, whose input

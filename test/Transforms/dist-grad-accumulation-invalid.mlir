@@ -44,7 +44,7 @@ dist.parameter @b : tensor<4xf32> replicated on @world
 // (Averaged twice: an avg all_reduce, then divided by W.)
 func.func @double_average(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   %two = arith.constant dense<2.0> : tensor<4xf32>
-  // expected-error @+1 {{dist-grad-accumulation: result #0 of @double_average, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce}}
+  // expected-error @+1 {{dist-grad-accumulation: result #0 of @double_average, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found an avg all_reduce}}
   %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   %d = arith.divf %r, %two : tensor<4xf32>

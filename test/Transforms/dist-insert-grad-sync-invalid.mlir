@@ -22,13 +22,31 @@ func.func @dynamic(%g: tensor<?x4xf32>) -> (tensor<?x4xf32> {dist.grad = @d}) {
 
 // -----
 
+// The sum runs on another mesh (a shard.grid converted without
+// {dist.mesh}): the error names both groups and what to add.
+dist.mesh @world shape = [2]
+dist.mesh @grid shape = [2]
+dist.parameter @b : tensor<4xf32> replicated on @world
+
+func.func @other_mesh(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
+  %half = arith.constant dense<0.5> : tensor<4xf32>
+  %a = arith.mulf %half, %g : tensor<4xf32>
+  // expected-error @+1 {{expected a sum all_reduce over the parameter's axes (@world axes [0]), but it runs on @grid axes [0] (a collective from a shard.grid runs on the parameter's mesh when the grid names it: add {dist.mesh = @world} to the shard.grid)}}
+  %f = dist.all_reduce %a on @grid axes = [0] reduction = sum : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4xf32>
+}
+
+// -----
+
 // Averaged twice (avg, then * 1/W) computes sum / W^2: refused.
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world
 
 func.func @avg_then_scaled(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}) {
   %half = arith.constant dense<0.5> : tensor<4xf32>
-  // expected-error @+1 {{is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce}}
+  // expected-error @+1 {{is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found an avg all_reduce}}
   %f = dist.all_reduce %g on @world reduction = avg : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   %d = arith.mulf %half, %r : tensor<4xf32>
@@ -194,7 +212,7 @@ dist.parameter @w : tensor<4x12xf32> fully_sharded on @hsdp axes = [1]
     replicate_axes = [0]
 
 func.func @mixed_reductions(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
-  // expected-error @+1 {{is not a recognized gradient sync: expected a avg reduce_scatter along dim 0 over the parameter's axes, but found a sum reduce_scatter along dim 0}}
+  // expected-error @+1 {{is not a recognized gradient sync: expected an avg reduce_scatter along dim 0 over the parameter's axes, but found a sum reduce_scatter along dim 0}}
   %f = dist.reduce_scatter %g on @hsdp axes = [1] reduction = sum scatter_axis = 0
       : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
   %s = dist.wait %f : !dist.future<tensor<4x12xf32>>

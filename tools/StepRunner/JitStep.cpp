@@ -60,6 +60,13 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
   if (!fns.noSync) {
     bool syncStep = false;
     fns.sync.walk([&](dist::TakeStashOp) { syncStep = true; });
+    if (fns.sync->hasAttr(dist::DistDialect::getWindowAttrName()))
+      return error("@" + entry + " has the '" +
+                   dist::DistDialect::getWindowAttrName().str() +
+                   "' attribute: it is a whole window (one call runs the K "
+                   "micro-batches and syncs once), which has no @" + noSync +
+                   "; run it with --window (or remove the attribute if it "
+                   "is one micro-batch's step)");
     if (syncStep)
       return error(
           "@" + entry +

@@ -242,7 +242,7 @@ struct ApplyNoSyncPass
     int64_t numStashed = 0, numFunctions = 0;
     FailureOr<SmallVector<func::FuncOp>> funcs =
         selectFunctions(module, functions, "apply-no-sync");
-    if (failed(funcs))
+    if (failed(funcs) || failed(refuseUnreachableSteps(module, "apply-no-sync")))
       return signalPassFailure();
     for (func::FuncOp func : *funcs) {
       FailureOr<GradSyncAnalysis> analysis =

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <cmath>
 
@@ -143,16 +144,24 @@ static std::string describe(Operation *op) {
 }
 
 /// `collective` as a diagnostic names it: kind, reduction, axis.
+/// "a sum all_reduce", "an avg reduce_scatter along dim 0".
+static std::string describeReduction(ReductionKind reduction,
+                                     const CollectiveTraits &traits,
+                                     int64_t dim) {
+  StringRef kind = stringifyReductionKind(reduction);
+  std::string text = (StringRef("aeiou").contains(kind.front()) ? "an " : "a ");
+  text += (kind + " " + traits.name).str();
+  if (!traits.dimAttrName.empty())
+    text += " along dim " + std::to_string(dim);
+  return text;
+}
+
 static std::string describeCollective(CollectiveOpInterface collective) {
   std::optional<ReductionKind> reduction = collective.getCollectiveReduction();
   if (!reduction)
     return describe(collective);
-  const CollectiveTraits &traits = collective.getTraits();
-  std::string text =
-      ("a " + stringifyReductionKind(*reduction) + " " + traits.name).str();
-  if (!traits.dimAttrName.empty())
-    text += " along dim " + std::to_string(collective.getCollectiveDim());
-  return text;
+  return describeReduction(*reduction, collective.getTraits(),
+                           collective.getCollectiveDim());
 }
 
 Value mlir::dist::getScaledOperand(Operation *op) {
@@ -246,23 +255,30 @@ FailureOr<ExplicitStage> Matcher::matchStage(Value value,
   bool kindMatches = collective.getTraits().kind == stage.kind &&
                      collective.getCollectiveReduction() == reduction &&
                      collective.getCollectiveDim() == 0;
-  std::string expected =
-      ("a " + stringifyReductionKind(reduction) + " " + traits.name).str();
-  if (!traits.dimAttrName.empty())
-    expected += " along dim 0";
+  std::string expected = describeReduction(reduction, traits, 0);
   std::string group = stage.onReplicateAxes ? "replicate axes" : "axes";
   if (!kindMatches)
     return fail(collective, "expected " + expected + " over the parameter's " +
                                 group + ", but found " +
                                 describeCollective(collective));
   ParameterOp param = plan.param;
-  if (collective.getMeshAttr() != param.getMeshAttr() ||
-      getSpelledAxes(collective, collective.getMeshAttr(), collective.getAxes(),
-                     &symbolTable) != getSpelledAxes(param, param.getMeshAttr(),
-                                                     stage.axes.asArrayRef(),
-                                                     &symbolTable))
-    return fail(collective, "expected " + expected + " over the parameter's " +
-                                group + ", but it runs on another group");
+  auto spelled = getSpelledAxes(collective, collective.getMeshAttr(),
+                                collective.getAxes(), &symbolTable);
+  auto wanted = getSpelledAxes(param, param.getMeshAttr(),
+                               stage.axes.asArrayRef(), &symbolTable);
+  if (collective.getMeshAttr() != param.getMeshAttr() || spelled != wanted) {
+    std::string where;
+    llvm::raw_string_ostream os(where);
+    os << "expected " << expected << " over the parameter's " << group << " ("
+       << param.getMeshAttr() << " axes " << llvm::interleaved_array(wanted)
+       << "), but it runs on " << collective.getMeshAttr() << " axes "
+       << llvm::interleaved_array(spelled);
+    if (collective.getMeshAttr() != param.getMeshAttr())
+      os << " (a collective from a shard.grid runs on the parameter's mesh "
+            "when the grid names it: add {dist.mesh = "
+         << param.getMeshAttr() << "} to the shard.grid)";
+    return fail(collective, where);
+  }
   if (collective.getInput().getType() != stage.inputType ||
       wait.getType() != stage.resultType)
     return fail(collective, "expected " + expected + " from the parameter's " +

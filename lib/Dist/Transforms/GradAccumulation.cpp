@@ -40,6 +40,8 @@ struct DistGradAccumulationPass
     SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     int64_t numVariants = 0;
+    if (failed(refuseUnreachableSteps(module, kPass)))
+      return signalPassFailure();
     for (func::FuncOp func : funcs) {
       // A whole window (-dist-loop-no-sync) syncs once already.
       if (func->hasAttr(DistDialect::getWindowAttrName()))
@@ -48,8 +50,14 @@ struct DistGradAccumulationPass
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))
         return signalPassFailure();
-      if (analysis->tied.empty())
+      // Without a tied gradient no variant is written: a sync in it would
+      // silently run every micro-batch (with one, refuseForeignSyncOps
+      // refuses it below).
+      if (analysis->tied.empty()) {
+        if (failed(checkUntiedSyncs(func, kPass, strict)))
+          return signalPassFailure();
         continue;
+      }
       LogicalResult checked = check(func, *analysis);
       if (failed(checked))
         return signalPassFailure();

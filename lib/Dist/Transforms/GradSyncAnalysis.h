@@ -134,6 +134,17 @@ LogicalResult refuseForeignSyncOps(func::FuncOp func,
 /// computed from communication; else the local gradient.
 LogicalResult checkStashConsistency(ModuleOp module, StringRef passName);
 
+/// Emits an error at each function op in `module` that ties parameters or
+/// gradients but that the passes do not transform (not a func.func, or in a
+/// nested module) and fails if there is one (StepScope.cpp).
+LogicalResult refuseUnreachableSteps(ModuleOp module, StringRef passName);
+
+/// Warns (errors under `strict`, and fails) at each dist.grad_sync in
+/// `func`, a function without tied gradients, whose result no tied result,
+/// stash or epilogue reads: no_sync cannot accumulate it.
+LogicalResult checkUntiedSyncs(func::FuncOp func, StringRef passName,
+                               bool strict);
+
 /// The func.funcs of `module` a pass with a `functions` option works on: the
 /// named ones, or all when none is named. Fails, with an error, when a name
 /// is not a function of the module.

@@ -44,6 +44,8 @@ struct DistInsertGradSyncPass
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    if (failed(refuseUnreachableSteps(module, getArgument())))
+      return signalPassFailure();
     for (func::FuncOp func : funcs)
       if (failed(runOn(func, module, symbolTable)))
         return signalPassFailure();

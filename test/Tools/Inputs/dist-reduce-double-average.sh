@@ -10,7 +10,7 @@ if [ ! -x "${DIST_OPT:-}" ]; then
   exit 0
 fi
 if "$DIST_OPT" "$candidate" -dist-insert-grad-sync -o /dev/null 2>&1 |
-    grep -q "is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found a avg all_reduce"; then
+    grep -q "is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found an avg all_reduce"; then
   exit 1
 fi
 exit 0
