@@ -36,6 +36,22 @@
 // UNINTERESTING: warning: uninterested module will not be reduced
 // RUN: not dist-reduce %s -o %t.missing/out.mlir 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: dist-reduce: cannot open output file '{{.*}}.missing/out.mlir': No such file or directory
+// The test script is checked before the reducer spawns it (posix_spawn's
+// fatal error named nothing): missing, a
+// directory, not executable, not given; no arguments print the usage.
+// RUN: not dist-reduce %s -reduction-tree='traversal-mode=0 test=%t.nothere.sh' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NOSCRIPT
+// NOSCRIPT: dist-reduce: the test script '{{.*}}.nothere.sh' does not exist
+// RUN: not dist-reduce %s -reduction-tree='traversal-mode=0 test=%S' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DIRSCRIPT
+// DIRSCRIPT: dist-reduce: the test script '{{.*}}Tools' is not a file
+// RUN: not dist-reduce %s -reduction-tree='traversal-mode=0 test=%s' 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NOEXEC
+// NOEXEC: dist-reduce: the test script '{{.*}}dist-reduce.mlir' is not executable
+// RUN: not dist-reduce %s -reduction-tree='traversal-mode=0' 2>&1 | FileCheck %s --check-prefix=NOTEST
+// NOTEST: dist-reduce: -reduction-tree needs test=SCRIPT, the interestingness script
+// RUN: not dist-reduce 2>&1 | FileCheck %s --check-prefix=USAGE
+// USAGE: usage: dist-reduce INPUT.mlir -reduction-tree='traversal-mode=0 test=SCRIPT' [-o OUTPUT.mlir]
 
 dist.mesh @world shape = [2]
 dist.parameter @b : tensor<4xf32> replicated on @world

@@ -21,6 +21,7 @@
 #include "mlir/Tools/mlir-reduce/MlirReduceMain.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,8 +47,48 @@ static bool canOpenOutput(int argc, char **argv) {
   return true;
 }
 
+/// The reduction passes run `test=SCRIPT` through posix_spawn, which ends
+/// in "LLVM ERROR: posix_spawn failed" naming nothing when the script is
+/// missing, not executable or not given: each is checked here first.
+static bool checkTestScripts(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    arg = arg.ltrim('-');
+    llvm::StringRef pass = arg.take_while([](char c) { return c != '='; });
+    if (pass != "reduction-tree" && pass != "opt-reduction-pass")
+      continue;
+    llvm::StringRef options = arg.drop_front(pass.size()).ltrim('=');
+    size_t at = options.find("test=");
+    if (at == llvm::StringRef::npos) {
+      llvm::errs() << "dist-reduce: -" << pass
+                   << " needs test=SCRIPT, the interestingness script (it "
+                      "exits 1 while the input still shows the failure)\n";
+      return false;
+    }
+    llvm::StringRef script = options.drop_front(at + 5).take_until(
+        [](char c) { return c == ' ' || c == '}' || c == ','; });
+    script = script.trim("'\"");
+    bool isFile = llvm::sys::fs::is_regular_file(script);
+    if (!isFile || !llvm::sys::fs::can_execute(script)) {
+      llvm::errs() << "dist-reduce: the test script '" << script << "' "
+                   << (!llvm::sys::fs::exists(script) ? "does not exist"
+                       : !isFile                      ? "is not a file"
+                                                      : "is not executable")
+                   << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
-  if (!canOpenOutput(argc, argv))
+  if (argc == 1) {
+    llvm::errs() << "usage: dist-reduce INPUT.mlir "
+                    "-reduction-tree='traversal-mode=0 test=SCRIPT' "
+                    "[-o OUTPUT.mlir]\n(--help lists every option)\n";
+    return 1;
+  }
+  if (!canOpenOutput(argc, argv) || !checkTestScripts(argc, argv))
     return 1;
   mlir::registerAllPasses();
   mlir::dist::registerAllDistPasses();

@@ -127,6 +127,7 @@ SyncTolerance dist_run::syncToleranceOf(const Slot &gradient) {
     tolerance.compared = false;
     return tolerance;
   }
+  tolerance.reduceUnit = std::ldexp(1.0, -int(reduce.getFPMantissaWidth()));
   if (rounded.isF32())
     return tolerance;
   // The type the host's value was last rounded to: the step's, or f32 at

@@ -114,6 +114,9 @@ mlir::LogicalResult checkFitsInMemory(mlir::func::FuncOp func, bool results,
 struct SyncTolerance {
   bool compared = true;
   double unit = 0, tiny = 0;
+  /// One rounding of the reduce type (2^-24 for f32): the two orders of
+  /// summation differ by about K of them relative to the summed magnitudes.
+  double reduceUnit = 0;
 };
 SyncTolerance syncToleranceOf(const Slot &gradient);
 
