@@ -223,6 +223,8 @@ struct DistBucketCollectivesPass
           DistBucketCollectivesPass> {
   // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
   int64_t numBuckets = 0, numCombined = 0;
+  // The position of each op of the block runOn works on (see there).
+  llvm::DenseMap<Operation *, size_t> position;
 
   using Base::Base;
 
@@ -296,6 +298,13 @@ struct DistBucketCollectivesPass
     SmallVector<Operation *> ops;
     for (Operation &op : block)
       ops.push_back(&op);
+    // The block's ops in order: emit moves and inserts only ops it makes,
+    // so the order of these stays, and comparing positions here replaces
+    // isBeforeInBlock, which renumbers the block after every move (a
+    // quadratic pass on a step with thousands of parameters).
+    position.clear();
+    for (auto [i, op] : llvm::enumerate(ops))
+      position[op] = i;
     for (Operation *op : ops) {
       if (erased.contains(op))
         continue;
@@ -391,10 +400,16 @@ struct DistBucketCollectivesPass
       m.collective->erase();
     }
     Operation *firstReader = block->getTerminator();
+    auto before = [&](Operation *a, Operation *b) {
+      auto pa = position.find(a), pb = position.find(b);
+      if (pa != position.end() && pb != position.end())
+        return pa->second < pb->second;
+      return a->isBeforeInBlock(b); // an op a bucket made (not expected)
+    };
     for (Value result : results)
       for (Operation *user : result.getUsers())
         if (Operation *at = block->findAncestorOpInBlock(*user))
-          if (!llvm::is_contained(tail, at) && at->isBeforeInBlock(firstReader))
+          if (!llvm::is_contained(tail, at) && before(at, firstReader))
             firstReader = at;
     for (Operation *op : tail)
       op->moveBefore(firstReader);
