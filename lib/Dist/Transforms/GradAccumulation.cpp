@@ -40,7 +40,8 @@ struct DistGradAccumulationPass
     SymbolTableCollection symbolTable;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     int64_t numVariants = 0;
-    if (failed(refuseUnreachableSteps(module, kPass)))
+    if (failed(refuseUnreachableSteps(module, kPass)) ||
+        failed(refuseUnreleasedKeeps(module, kPass)))
       return signalPassFailure();
     for (func::FuncOp func : funcs) {
       // A whole window (-dist-loop-no-sync) syncs once already.

@@ -139,6 +139,11 @@ LogicalResult checkStashConsistency(ModuleOp module, StringRef passName);
 /// nested module) and fails if there is one (StepScope.cpp).
 LogicalResult refuseUnreachableSteps(ModuleOp module, StringRef passName);
 
+/// Emits an error at each keeping dist.gather_kept of a parameter that no
+/// dist.release_kept in `module` releases, and fails if there is one: the
+/// kept value would outlive the window and the optimizer step.
+LogicalResult refuseUnreleasedKeeps(ModuleOp module, StringRef passName);
+
 /// Warns (errors under `strict`, and fails) at each dist.grad_sync in
 /// `func`, a function without tied gradients, whose result no tied result,
 /// stash or epilogue reads: no_sync cannot accumulate it.

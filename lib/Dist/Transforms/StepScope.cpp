@@ -91,3 +91,25 @@ LogicalResult mlir::dist::checkUntiedSyncs(func::FuncOp func,
   });
   return success(ok);
 }
+
+LogicalResult mlir::dist::refuseUnreleasedKeeps(ModuleOp module,
+                                                StringRef passName) {
+  llvm::DenseSet<Attribute> released;
+  module->walk([&](ReleaseKeptOp op) { released.insert(op.getParamAttr()); });
+  bool ok = true;
+  module->walk([&](GatherKeptOp op) {
+    if (op.getReuseOnly() || released.contains(op.getParamAttr()))
+      return;
+    ok = false;
+    emitErrorAt(op) << passName << ": this dist.gather_kept keeps "
+                    << op.getParamAttr()
+                    << "'s gathered value, but nothing in the module "
+                       "releases it (dist.release_kept "
+                    << op.getParamAttr()
+                    << " in the window's sync step): later windows would read "
+                       "the parameter as gathered before the optimizer step. "
+                       "Outside a window write reuse_only, or let "
+                       "-dist-keep-gathered write the window's gathers";
+  });
+  return success(ok);
+}
