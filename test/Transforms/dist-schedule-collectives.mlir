@@ -35,7 +35,10 @@ func.func @overlap(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
 dist.mesh @w shape = [2]
 
 // The collective that needs less leaves first (the last layer's gradient
-// in a backward), though it came second; waits go where they are read.
+// in a backward), though it came second; waits go where they are read, and
+// waits read by the same op complete in the order their collectives were
+// issued (not by where the input wrote them: a re-read step re-expands its
+// waits next to their collectives, and the schedule must not change).
 // With one collective in flight, the second is issued after the first wait.
 // CHECK-LABEL: func.func @cheapest_first
 // CHECK: %[[H:.*]] = arith.mulf %arg0, %arg0
@@ -44,8 +47,8 @@ dist.mesh @w shape = [2]
 // CHECK-NEXT: %[[X:.*]] = arith.mulf %[[H]], %[[H]]
 // CHECK-NEXT: %[[G1:.*]] = arith.mulf %[[X]], %[[X]]
 // CHECK-NEXT: %[[F1:.*]] = dist.all_reduce %[[G1]]
-// CHECK-NEXT: %[[R1:.*]] = dist.wait %[[F1]]
 // CHECK-NEXT: %[[R2:.*]] = dist.wait %[[F2]]
+// CHECK-NEXT: %[[R1:.*]] = dist.wait %[[F1]]
 // CHECK-NEXT: return %[[R1]], %[[R2]]
 // ONE-LABEL: func.func @cheapest_first
 // ONE: %[[F2:.*]] = dist.all_reduce

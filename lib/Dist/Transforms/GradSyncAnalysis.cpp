@@ -42,7 +42,21 @@ static void eraseWithDeadConstants(Operation *op) {
 /// dist.grad_sync; returns the new result.
 static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
   Operation *lastWait = sync.stages.back().wait;
-  OpBuilder builder(lastWait);
+  // Where the chain starts (its padding, pre-averaging or first collective),
+  // so that re-expanding the raised sync puts the communication back where
+  // it was: the pipeline then leaves its own output as it is. The split form
+  // adds the stash between its stages, so it stays at the last wait.
+  Operation *at = lastWait;
+  if (!sync.stashAddBeforeReplicate) {
+    at = sync.stages.front().collective;
+    for (Operation *first :
+         {sync.padBefore,
+          sync.averaging == Averaging::PreScale ? sync.scale : nullptr})
+      if (first && first->getBlock() == at->getBlock() &&
+          first->isBeforeInBlock(at))
+        at = first;
+  }
+  OpBuilder builder(at);
   Location loc = sync.stages.front().collective.getLoc();
   auto param = FlatSymbolRefAttr::get(plan.param.getSymNameAttr());
   Value result;

@@ -45,6 +45,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <vector>
 
 namespace mlir::dist {
@@ -334,8 +335,13 @@ struct DistScheduleCollectivesPass
     // Ready ops by (rank, index): collectives apart, so that those the
     // limits hold back are skipped, not moved out and back at every wait
     // (which was quadratic in the ready collectives).
-    std::set<std::pair<uint64_t, unsigned>> ready, readyCollectives,
-        readyWaits;
+    // (rank, not a constant, index): a constant goes before the ops it ties
+    // with, wherever the input had it (a re-read step re-creates the
+    // constants of its syncs next to them).
+    using Key = std::tuple<uint64_t, bool, unsigned>;
+    std::set<Key> ready, readyCollectives;
+    std::set<std::tuple<uint64_t, unsigned, unsigned>> readyWaits;
+    SmallVector<unsigned> issuedAt(n, 0); // position in the schedule
     SmallVector<bool> isCollective(n);
     SmallVector<int64_t> bytesOf(n);
     for (unsigned i = 0; i < n; ++i) {
@@ -343,10 +349,14 @@ struct DistScheduleCollectivesPass
       bytesOf[i] = gatherBytes(g.ops[i]);
     }
     auto makeReady = [&](unsigned i) {
-      if (collectiveOfWait.count(i))
-        readyWaits.insert({waitRank(i), i});
+      // Waits tie in the order their collectives were issued, not by their
+      // own position: a re-read step has its waits re-expanded next to
+      // their collectives, and the schedule must not depend on that.
+      if (auto it = collectiveOfWait.find(i); it != collectiveOfWait.end())
+        readyWaits.insert({waitRank(i), issuedAt[it->second], i});
       else
-        (isCollective[i] ? readyCollectives : ready).insert({rank[i], i});
+        (isCollective[i] ? readyCollectives : ready)
+            .insert({rank[i], !g.ops[i]->hasTrait<OpTrait::ConstantLike>(), i});
     };
     for (unsigned i = 0; i < n; ++i)
       if (g.numPreds[i] == 0)
@@ -381,14 +391,14 @@ struct DistScheduleCollectivesPass
            anyCollective && it != readyCollectives.end(); ++it) {
         if (other != ready.end() && *other < *it)
           break;
-        if (allowed(it->second)) {
-          next = it->second;
+        if (allowed(std::get<2>(*it))) {
+          next = std::get<2>(*it);
           readyCollectives.erase(it);
           break;
         }
       }
       if (!next && other != ready.end()) {
-        next = other->second;
+        next = std::get<2>(*other);
         ready.erase(other);
       }
       if (!next && readyWaits.empty()) {
@@ -397,13 +407,13 @@ struct DistScheduleCollectivesPass
         // may the schedule.
         if (readyCollectives.empty())
           return failure(); // unreachable: the graph is acyclic
-        next = readyCollectives.begin()->second;
+        next = std::get<2>(*readyCollectives.begin());
         readyCollectives.erase(readyCollectives.begin());
         ++inFlight;
         gatherBytesInFlight += bytesOf[*next];
       } else if (!next) {
         // Only waits (and held collectives) remain ready.
-        next = readyWaits.begin()->second;
+        next = std::get<2>(*readyWaits.begin());
         readyWaits.erase(readyWaits.begin());
         unsigned collective = collectiveOfWait.lookup(*next);
         --inFlight;
@@ -412,6 +422,7 @@ struct DistScheduleCollectivesPass
         ++inFlight;
         gatherBytesInFlight += bytesOf[*next];
       }
+      issuedAt[*next] = order.size();
       order.push_back(*next);
       for (unsigned s : g.succs[*next])
         if (--g.numPreds[s] == 0)
