@@ -37,6 +37,9 @@ config.substitutions.append(
     ("%dist_capi_test", os.path.join(config.dist_tools_dir, "dist-capi-test")))
 dist_run = os.path.join(config.dist_tools_dir, "dist-run")
 if config.dist_sanitizers:
+    # ASan installs its own SEGV handler, which reports in its own words.
+    config.available_features.add("sanitizers")
+if config.dist_sanitizers:
     # dist-run hosts LLVM's JIT: the slow unwinder the sanitizer script asks
     # for (to match OpenMPI's leaks to their suppressions) deadlocks in it,
     # as in mlir-runner below, so dist-run runs with the fast unwinder and
