@@ -187,10 +187,9 @@ def main(argv=None) -> int:
             files.read_torch_losses(workdir, reference, w, a.k, a.world))
         if optimizer is None:
             continue
-        norm_result = 1 + len(names) * (3 if optimizer.has_buffers else 2) \
-            if optimizer.clip is not None else None
-        nxt, norm, problems = files.read_dist_epilogue(workdir, w, a.k, a.world, names,
-                                                       placements, full, norm_result)
+        nxt, norm, problems = files.read_dist_epilogue(
+            workdir, w, a.k, a.world, names, placements, full,
+            optimizer.norm_result(len(names)))
         failures += ["window %d: %s" % (w, p) for p in problems]
         ref, ref_norm = files.read_torch_epilogue(workdir, reference, w, names,
                                                   optimizer.clip is not None)

@@ -65,6 +65,14 @@ class Optimizer:
     def has_buffers(self) -> bool:
         return self.momentum != 0
 
+    def norm_result(self, num_params: int) -> Optional[int]:
+        """The step's result holding the total norm (None without clipping):
+        after the loss, the gradients, the next parameters and buffers, in
+        the order emit() yields them."""
+        if self.clip is None:
+            return None
+        return 1 + num_params * (3 if self.has_buffers else 2)
+
     def describe(self) -> str:
         text = "SGD lr %g" % self.lr
         if self.momentum:
@@ -142,6 +150,7 @@ class _Region(Context):
         self.node: Optional[torch.fx.Node] = None
         self.env: Dict[torch.fx.Node, object] = {}
         self.owner: Dict[torch.fx.Node, int] = {}  # node -> its parameter
+        self.grads: set = set()  # the gradient placeholders
 
     def error(self, message: str) -> EmitError:
         op = str(self.node.target) if self.node is not None else "the epilogue"
@@ -160,6 +169,8 @@ class _Region(Context):
         for i, node in enumerate(n for n in nodes if n.op == "placeholder"):
             self.env[node] = block_args[i]
             self.owner[node] = i % len(self.entries)
+            if i < len(self.entries):
+                self.grads.add(node)
         for node in nodes:
             if node.op == "placeholder":
                 continue
@@ -195,8 +206,7 @@ class _Region(Context):
         root = node.args[0]
         while root.op == "call_function" and str(root.target) in _PASS_THROUGH:
             root = root.args[0]
-        return root.op == "placeholder" and root in self.owner and \
-            list(root.graph.nodes).index(root) < len(self.entries)
+        return root in self.grads
 
     def _shard_norm(self, node) -> Tensor:
         x = self.env[node.args[0]]
