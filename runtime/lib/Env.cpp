@@ -64,10 +64,12 @@ bool readEnvironment(const EnvLookup &lookup, Environment &env,
     if (!parsePositive("DIST_WATCHDOG_TIMEOUT_MS", timeout,
                        env.watchdogTimeoutMs, error))
       return false;
-  if (std::string check = read("DIST_CHECK_COLLECTIVES"); !check.empty())
-    if (!parseFlag("DIST_CHECK_COLLECTIVES", check, env.checkCollectives,
-                   error))
+  if (std::string check = read("DIST_CHECK_COLLECTIVES"); !check.empty()) {
+    bool on;
+    if (!parseFlag("DIST_CHECK_COLLECTIVES", check, on, error))
       return false;
+    env.checkCollectives = on;
+  }
   if (std::string blocking = read("DIST_BLOCKING_REDUCE_SCATTER");
       !blocking.empty()) {
     if (blocking != "auto" && blocking != "0" && blocking != "1") {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace distrt {
@@ -19,7 +20,8 @@ namespace distrt {
 struct Environment {
   std::string backend = "auto";       // DIST_BACKEND: auto, mpi, nccl, self
   int64_t watchdogTimeoutMs = 600000; // DIST_WATCHDOG_TIMEOUT_MS
-  bool checkCollectives = false;      // DIST_CHECK_COLLECTIVES
+  // DIST_CHECK_COLLECTIVES; unset: on, except on the nccl backend.
+  std::optional<bool> checkCollectives;
   // DIST_BLOCKING_REDUCE_SCATTER: auto (across hosts only), 0 or 1.
   std::string blockingReduceScatter = "auto";
   bool stats = false;                 // DIST_STATS

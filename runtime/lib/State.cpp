@@ -103,7 +103,15 @@ distrt_status initialize(int64_t expectedWorldSize) {
   s.rank = launcherRank();
   s.timeoutMs = env.watchdogTimeoutMs;
   s.printStats = env.stats;
-  s.checkCollectives = env.checkCollectives;
+  // On by default: a collective the ranks disagree on (count, dtype,
+  // reduction, kind) is an error on every rank, not corrupted memory or a
+  // wrong sum (docs/Runtime.md). NCCL takes device buffers, where the
+  // check's host buffer cannot go, and asking for it there is an error.
+  if (choice == "nccl" && env.checkCollectives.value_or(false))
+    return fail(DISTRT_ERR_INVALID,
+                "distrt_init: DIST_CHECK_COLLECTIVES=1 is not available on "
+                "the nccl backend (the check all-reduces a host buffer)");
+  s.checkCollectives = env.checkCollectives.value_or(choice != "nccl");
   s.blockingReduceScatter = env.blockingReduceScatter;
   // Before the backend: MPI_Init waits for every rank, and one that never
   // starts must not leave the others there for ever.

@@ -43,7 +43,7 @@ TEST(Env, DefaultsWhenUnsetOrEmpty) {
     Environment env = read(vars);
     EXPECT_EQ(env.backend, "auto");
     EXPECT_EQ(env.watchdogTimeoutMs, 600000);
-    EXPECT_FALSE(env.checkCollectives);
+    EXPECT_FALSE(env.checkCollectives.has_value());
     EXPECT_FALSE(env.stats);
     EXPECT_EQ(env.trace, "");
     EXPECT_EQ(env.ncclPlugin, "");
@@ -53,8 +53,8 @@ TEST(Env, DefaultsWhenUnsetOrEmpty) {
 TEST(Env, AcceptedValues) {
   for (const char *backend : {"auto", "mpi", "nccl", "self"})
     EXPECT_EQ(read({{"DIST_BACKEND", backend}}).backend, backend);
-  EXPECT_TRUE(read({{"DIST_CHECK_COLLECTIVES", "1"}}).checkCollectives);
-  EXPECT_FALSE(read({{"DIST_CHECK_COLLECTIVES", "0"}}).checkCollectives);
+  EXPECT_EQ(read({{"DIST_CHECK_COLLECTIVES", "1"}}).checkCollectives, true);
+  EXPECT_EQ(read({{"DIST_CHECK_COLLECTIVES", "0"}}).checkCollectives, false);
   EXPECT_TRUE(read({{"DIST_STATS", "1"}}).stats);
   EXPECT_FALSE(read({{"DIST_STATS", "0"}}).stats);
   EXPECT_EQ(read({{"DIST_WATCHDOG_TIMEOUT_MS", "1"}}).watchdogTimeoutMs, 1);

@@ -447,6 +447,22 @@ TEST(SelfRuntimeInit, BadEnvironmentFailsInit) {
   EXPECT_EQ(distrt_finalize(), DISTRT_OK) << distrt_last_error();
 }
 
+// The collective check is on by default; on NCCL (device buffers) it cannot
+// run, and asking for it there fails init before any backend starts.
+TEST(SelfRuntimeInit, CollectiveCheckOnNcclIsRefused) {
+  setenv("DIST_BACKEND", "nccl", 1);
+  setenv("DIST_CHECK_COLLECTIVES", "1", 1);
+  EXPECT_EQ(distrt_init(0), DISTRT_ERR_INVALID);
+  EXPECT_NE(std::string(distrt_last_error())
+                .find("distrt_init: DIST_CHECK_COLLECTIVES=1 is not available "
+                      "on the nccl backend"),
+            std::string::npos)
+      << distrt_last_error();
+  EXPECT_FALSE(distrt_is_initialized());
+  unsetenv("DIST_CHECK_COLLECTIVES");
+  setenv("DIST_BACKEND", "self", 1);
+}
+
 TEST(SelfRuntimeInit, TraceIsChromeJson) {
   std::string path = ::testing::TempDir() + "distrt_self_trace.json";
   std::remove(path.c_str());

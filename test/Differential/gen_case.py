@@ -223,6 +223,18 @@ class Case:
         return sum(1 if p.name in kept else self.k * (2 if p.resync else 1)
                    for p in self.params.values() if p.sharded)
 
+    # Two spellings of a form, from the seed (no draw, so that the other
+    # seeds' models stay as they were): FSDP2's pad-then-divide for a padded
+    # pre-divided gradient, and HSDP's replicate stage first (not in a
+    # window loop, whose hsdp-partial keeps the first stage in the loop).
+    def pad_first(self, p):
+        return (self.sync_forms.get(p.name) == "pre" and p.padded
+                and self.seed % 2 == 1)
+
+    def replicate_first(self, p):
+        return (p.name in self.sync_forms and bool(p.replicate_axes)
+                and not self.window_loop and self.seed % 3 == 0)
+
     def tags(self):
         t = {p.kind for p in self.params.values()}
         if "hsdp2" in t or "hsdp3" in t:
@@ -239,6 +251,10 @@ class Case:
             t.add("gradnorm")
         for form in sorted(set(self.sync_forms.values())):
             t.add("sync-" + form)
+        if any(self.pad_first(p) for p in self.params.values()):
+            t.add("sync-pad-first")
+        if any(self.replicate_first(p) for p in self.params.values()):
+            t.add("sync-replicate-first")
         for feature in ("scale", "bias2", "packed", "loop"):
             if any(getattr(l, feature) for l in self.layers):
                 t.add({"scale": "wscale", "bias2": "shared-grad"}.get(feature, feature))

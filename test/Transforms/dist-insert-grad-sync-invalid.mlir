@@ -241,3 +241,21 @@ func.func @post_divided_by_s(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.g
   // expected-note @+1 {{returned here as result #0}}
   return %d : tensor<4x12xf32>
 }
+
+// -----
+
+// HSDP with the replicate stage first, but on the shard axis: refused at the
+// collective on the wrong axes.
+dist.mesh @hsdp shape = [2, 4]
+dist.parameter @w : tensor<4x12xf32> fully_sharded on @hsdp axes = [1]
+    replicate_axes = [0]
+func.func @hybrid_reversed_wrong_axes(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
+  // expected-error @+1 {{expected an avg all_reduce over the parameter's replicate axes (@hsdp axes [0]), but it runs on @hsdp axes [1]}}
+  %h = dist.all_reduce %g on @hsdp axes = [1] reduction = avg : tensor<16x12xf32>
+  %a = dist.wait %h : !dist.future<tensor<16x12xf32>>
+  %f = dist.reduce_scatter %a on @hsdp axes = [1] reduction = avg scatter_axis = 0
+      : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+  %r = dist.wait %f : !dist.future<tensor<4x12xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %r : tensor<4x12xf32>
+}

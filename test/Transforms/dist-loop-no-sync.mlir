@@ -155,3 +155,52 @@ func.func @hybrid(%xs: tensor<3x4x4xf32>) -> (tensor<2x4xf32> {dist.grad = @h}) 
   }
   return %r : tensor<2x4xf32>
 }
+
+// -----
+
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4x8xf32> fully_sharded on @world
+dist.parameter @b : tensor<8xf32> replicated on @world
+
+// A constant scale after the in-loop sync (the mean over the K micro-batches,
+// the sharded gradient halved): the window's gradient must end in its sync,
+// so each scale moves in front of it, onto the accumulated local gradient,
+// at that gradient's type (the sync is linear: sync(g) * c = sync(g * c)).
+// CHECK-LABEL: func.func @scale_after_sync
+// CHECK: %[[L:.*]]:2 = scf.for
+// CHECK: scf.yield
+// CHECK-DAG: %[[QB:.*]] = arith.constant dense<2.500000e-01> : tensor<8xf32>
+// CHECK-DAG: %[[QW:.*]] = arith.constant dense<2.000000e+00> : tensor<8x8xf32>
+// CHECK-DAG: %[[SCB:.*]] = arith.mulf %[[QB]], %[[L]]#1 : tensor<8xf32>
+// CHECK-DAG: %[[SCW:.*]] = arith.divf %[[L]]#0, %[[QW]] : tensor<8x8xf32>
+// CHECK-DAG: %[[SB:.*]] = dist.grad_sync %[[SCB]] for @b : tensor<8xf32> -> tensor<8xf32>
+// CHECK-DAG: %[[SW:.*]] = dist.grad_sync %[[SCW]] for @w : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: return %[[SW]], %[[SB]]
+// PIPE-LABEL: func.func @scale_after_sync
+// PIPE-NOT: func.func @scale_after_sync_no_sync
+// PIPE: scf.yield
+// PIPE-DAG: dist.all_reduce
+// PIPE-DAG: dist.reduce_scatter
+func.func @scale_after_sync(%w: tensor<4x8xf32> {dist.param = @w}, %xs: tensor<4x8x8xf32>)
+    -> (tensor<4x8xf32> {dist.grad = @w}, tensor<8xf32> {dist.grad = @b}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zw = arith.constant dense<0.0> : tensor<4x8xf32>
+  %zb = arith.constant dense<0.0> : tensor<8xf32>
+  %quarter = arith.constant dense<0.25> : tensor<8xf32>
+  %r:2 = scf.for %k = %c0 to %c4 step %c1 iter_args(%aw = %zw, %ab = %zb)
+      -> (tensor<4x8xf32>, tensor<8xf32>) {
+    %x = tensor.extract_slice %xs[%k, 0, 0] [1, 8, 8] [1, 1, 1] : tensor<4x8x8xf32> to tensor<8x8xf32>
+    %sw = dist.grad_sync %x for @w : tensor<8x8xf32> -> tensor<4x8xf32>
+    %two = arith.constant dense<2.0> : tensor<4x8xf32>
+    %hw = arith.divf %sw, %two : tensor<4x8xf32>
+    %nw = arith.addf %aw, %hw : tensor<4x8xf32>
+    %gb = tensor.extract_slice %xs[%k, 0, 0] [1, 1, 8] [1, 1, 1] : tensor<4x8x8xf32> to tensor<8xf32>
+    %sb = dist.grad_sync %gb for @b : tensor<8xf32> -> tensor<8xf32>
+    %mb = arith.mulf %quarter, %sb : tensor<8xf32>
+    %nb = arith.addf %ab, %mb : tensor<8xf32>
+    scf.yield %nw, %nb : tensor<4x8xf32>, tensor<8xf32>
+  }
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<8xf32>
+}

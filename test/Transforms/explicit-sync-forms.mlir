@@ -157,3 +157,37 @@ func.func @hybrid_post_divided(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist
   %d = arith.divf %r, %eight : tensor<4x12xf32>
   return %d : tensor<4x12xf32>
 }
+
+// HSDP with its stages the other way round: the whole gradient averaged
+// over the replicate axes, then reduce-scattered over the shard axes. The
+// same terms are added (in another order, as any collective algorithm may).
+// CHECK-LABEL: func.func @hybrid_reversed_avg
+// CHECK-SAME: (%[[G:.*]]: tensor<16x12xf32>)
+// CHECK-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @w : tensor<16x12xf32> -> tensor<4x12xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @hybrid_reversed_avg(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
+  %h = dist.all_reduce %g on @hsdp axes = [0] reduction = avg : tensor<16x12xf32>
+  %a = dist.wait %h : !dist.future<tensor<16x12xf32>>
+  %f = dist.reduce_scatter %a on @hsdp axes = [1] reduction = avg scatter_axis = 0
+      : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+  %r = dist.wait %f : !dist.future<tensor<4x12xf32>>
+  return %r : tensor<4x12xf32>
+}
+
+// CHECK-LABEL: func.func @hybrid_reversed_pre_divided
+// CHECK-SAME: (%[[G:.*]]: tensor<16x12xf32>)
+// CHECK-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @w : tensor<16x12xf32> -> tensor<4x12xf32>
+// CHECK-NEXT: return %[[S]]
+// NOSYNC-LABEL: func.func @hybrid_reversed_pre_divided
+// NOSYNC: dist.stash_grad_for_fsdp
+func.func @hybrid_reversed_pre_divided(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
+  %eighth = arith.constant dense<0.125> : tensor<16x12xf32>
+  %d = arith.mulf %g, %eighth : tensor<16x12xf32>
+  %h = dist.all_reduce %d on @hsdp axes = [0] reduction = sum : tensor<16x12xf32>
+  %a = dist.wait %h : !dist.future<tensor<16x12xf32>>
+  %f = dist.reduce_scatter %a on @hsdp axes = [1] reduction = sum scatter_axis = 0
+      : tensor<16x12xf32> -> !dist.future<tensor<4x12xf32>>
+  %r = dist.wait %f : !dist.future<tensor<4x12xf32>>
+  return %r : tensor<4x12xf32>
+}
+

@@ -100,3 +100,47 @@ func.func @not_padded(%g: tensor<8x3xf32>) -> (tensor<2x3xf32> {dist.grad = @p})
   // expected-note @+1 {{returned here as result #0}}
   return %s : tensor<2x3xf32>
 }
+
+// -----
+
+// FSDP2's order: padded first, then pre-divided (the zero rows stay +0.0).
+dist.mesh @m shape = [4]
+dist.parameter @p : tensor<2x3xf32> fully_sharded on @m unsharded_dim0 = 6
+// CHECK-LABEL: func.func @padded_then_divided
+// CHECK-SAME: (%[[G:.*]]: tensor<6x3xf32>)
+// CHECK-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @p : tensor<6x3xf32> -> tensor<2x3xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @padded_then_divided(%g: tensor<6x3xf32>) -> (tensor<2x3xf32> {dist.grad = @p}) {
+  %z = arith.constant 0.0 : f32
+  %pad = tensor.pad %g low[0, 0] high[2, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<6x3xf32> to tensor<8x3xf32>
+  %c = arith.constant dense<0.25> : tensor<8x3xf32>
+  %d = arith.mulf %pad, %c : tensor<8x3xf32>
+  %f = dist.reduce_scatter %d on @m reduction = sum scatter_axis = 0
+      : tensor<8x3xf32> -> !dist.future<tensor<2x3xf32>>
+  %s = dist.wait %f : !dist.future<tensor<2x3xf32>>
+  return %s : tensor<2x3xf32>
+}
+
+// -----
+
+// Padded, then divided by the wrong constant: refused at the division.
+dist.mesh @m shape = [4]
+dist.parameter @p : tensor<2x3xf32> fully_sharded on @m unsharded_dim0 = 6
+func.func @padded_then_divided_wrong(%g: tensor<6x3xf32>) -> (tensor<2x3xf32> {dist.grad = @p}) {
+  %z = arith.constant 0.0 : f32
+  %pad = tensor.pad %g low[0, 0] high[2, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : f32
+  } : tensor<6x3xf32> to tensor<8x3xf32>
+  %c = arith.constant dense<0.5> : tensor<8x3xf32>
+  // expected-error @+1 {{expected the averaging to scale by 1/4, but it scales by 0.500000}}
+  %d = arith.mulf %pad, %c : tensor<8x3xf32>
+  %f = dist.reduce_scatter %d on @m reduction = sum scatter_axis = 0
+      : tensor<8x3xf32> -> !dist.future<tensor<2x3xf32>>
+  %s = dist.wait %f : !dist.future<tensor<2x3xf32>>
+  // expected-note @+1 {{returned here as result #0}}
+  return %s : tensor<2x3xf32>
+}

@@ -224,10 +224,19 @@ static LogicalResult verifyCollectiveExtent(CollectiveOpInterface op,
   }
   std::optional<int64_t> expected =
       ShapedType::isDynamic(in) ? in : traits.resultExtent(in, size);
-  if (!expected)
-    return op->emitOpError() << "expected input dim " << dim
-                             << " to be divisible by the group size " << size
-                             << ", but got " << in;
+  if (!expected) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "expected input dim " << dim
+                              << " to be divisible by the group size " << size
+                              << ", but got " << in;
+    if (dim == 0)
+      diag << " (for a parameter whose dim 0 the group does not divide, pad "
+              "the gradient with zero rows to "
+           << llvm::divideCeilSigned(in, size) * size
+           << " and declare the parameter with unsharded_dim0 = " << in
+           << ", FSDP's padding)";
+    return diag;
+  }
   if (*expected != out)
     return op->emitOpError()
            << "expected result dim " << dim << " to be " << dimStr(*expected)
@@ -421,11 +430,22 @@ SynchronizeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << param.getSymName() << ": the " << dimStr(*expected)
                          << " gathered rows less the padding), but got "
                          << dimStr(out);
-  if (!dim0 && *expected != out)
-    return emitOpError() << "expected a fully_sharded result dim 0 of "
-                         << dimStr(*expected) << " (input dim " << dimStr(in)
-                         << " x group size " << *size << "), but got "
-                         << dimStr(out);
+  if (!dim0 && *expected != out) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "expected a fully_sharded result dim 0 of "
+                              << dimStr(*expected) << " (input dim "
+                              << dimStr(in) << " x group size " << *size
+                              << "), but got " << dimStr(out);
+    // Fewer rows than gathered, by less than a row per rank: the padding
+    // a parameter the group does not divide carries.
+    if (param && !ShapedType::isDynamic(out) &&
+        !ShapedType::isDynamic(*expected) && out < *expected &&
+        out > *expected - *size)
+      diag << " (a dim 0 of " << out << " rows that " << *size
+           << " ranks do not divide is held padded: declare "
+           << param.getSymName() << " with unsharded_dim0 = " << out << ")";
+    return diag;
+  }
   return success();
 }
 

@@ -434,15 +434,40 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
   ReductionKind reduction = sync.averaging == Averaging::AvgReduction
                                 ? ReductionKind::Avg
                                 : ReductionKind::Sum;
-  FailureOr<ExplicitStage> last = matchStage(value, stages.back(), reduction);
+  // Two stages in the other order (an all_reduce of the whole gradient
+  // over the replicate axes first) add the same terms as the plan's order,
+  // rounded in another order, as any collective algorithm may. Recognized
+  // by the last collective: a reduce_scatter, or an all_reduce over the
+  // first stage's axes.
+  SmallVector<GradSyncStage, 2> order(stages);
+  bool reversed = false;
+  if (order.size() == 2)
+    if (auto wait = value.getDefiningOp<WaitOp>())
+      if (auto collective =
+              wait.getFuture().getDefiningOp<CollectiveOpInterface>())
+        if (collective.getTraits().kind == CollectiveKind::ReduceScatter ||
+            (order[0].kind == CollectiveKind::AllReduce &&
+             collective.getMeshAttr() == ParameterOp(plan.param).getMeshAttr() &&
+             getSpelledAxes(collective, collective.getMeshAttr(),
+                            collective.getAxes(), &symbolTable) ==
+                 getSpelledAxes(ParameterOp(plan.param), ParameterOp(plan.param).getMeshAttr(),
+                                order[0].axes.asArrayRef(), &symbolTable))) {
+          std::swap(order[0], order[1]);
+          order[0].inputType = order[0].resultType = order[1].inputType;
+          reversed = true;
+        }
+  FailureOr<ExplicitStage> last = matchStage(value, order.back(), reduction);
   if (failed(last))
     return failure();
-  if (stages.size() == 2) {
+  if (order.size() == 2) {
     Value shard = last->collective.getInput();
     Operation *reader = last->collective;
-    if (Value inner = lookThroughStashAdd(
-            shard,
-            FlatSymbolRefAttr::get(ParameterOp(plan.param).getSymNameAttr()))) {
+    Value inner;
+    if (!reversed)
+      inner = lookThroughStashAdd(
+          shard,
+          FlatSymbolRefAttr::get(ParameterOp(plan.param).getSymNameAttr()));
+    if (inner) {
       sync.stashAddBeforeReplicate = shard.getDefiningOp();
       if (failed(onlyUsedBy(shard, last->collective, "the stash sum")))
         return failure();
@@ -456,7 +481,7 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
                   "expected a pre-averaged sync around a stash sum between "
                   "its stages");
     FailureOr<ExplicitStage> first =
-        matchStage(shard, stages.front(), reduction);
+        matchStage(shard, order.front(), reduction);
     if (failed(first) ||
         failed(onlyUsedBy(first->wait.getResult(), reader, "the shard")))
       return failure();
@@ -466,6 +491,24 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
   Value input = sync.stages.front().collective.getInput();
   Operation *reader = sync.stages.front().collective;
   if (plan.stages.front().inputType != plan.reduced(plan.localGradType)) {
+    // FSDP2 pads, then pre-divides the padded gradient: its zero rows stay
+    // +0.0, the same values as dist's divide-then-pad.
+    FailureOr<ScaleMatch> scale = ::matchScale(input.getDefiningOp());
+    if (sync.averaging == Averaging::PreScale &&
+        !sync.stashAddBeforeReplicate && succeeded(scale) &&
+        scale->grad.getDefiningOp<tensor::PadOp>()) {
+      if (failed(matchScale(sync, input, plan.stages.front().inputType,
+                            "before the first collective")) ||
+          failed(onlyUsedBy(input, reader, "the pre-averaged gradient")))
+        return failure();
+      input = scale->grad;
+      if (failed(matchPadding(input)) ||
+          failed(onlyUsedBy(input, sync.scale, "the padded gradient")))
+        return failure();
+      sync.padBefore = input.getDefiningOp();
+      sync.scaleInput = sync.padBefore->getOperand(0);
+      return sync;
+    }
     if (failed(matchPadding(input)) ||
         failed(onlyUsedBy(input, reader, "the padded gradient")))
       return failure();

@@ -39,8 +39,9 @@ enum class Averaging {
   None,
 };
 
-/// local gradient [-> scale] -> stage 0 [-> (+ take_stash) -> stage 1]
-/// [-> scale] -> value.
+/// local gradient [-> scale] [-> pad] -> stage 0 [-> (+ take_stash) ->
+/// stage 1] [-> scale] -> value. The pre-averaging may also follow the pad
+/// (FSDP2's order), and HSDP's stages may come replicate stage first.
 struct ExplicitSync {
   Averaging averaging = Averaging::PreScale;
   /// The averaging op (arith.divf / arith.mulf by a constant, or a linalg op
@@ -61,6 +62,7 @@ struct ExplicitSync {
   /// For a padded parameter (unsharded_dim0): the tensor.pad with zero rows
   /// that the first collective reads; null otherwise.
   Operation *padBefore = nullptr;
+  /// In program order (for reversed HSDP stages, the replicate one first).
   SmallVector<ExplicitStage, 2> stages;
 };
 

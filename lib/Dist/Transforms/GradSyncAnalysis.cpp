@@ -94,10 +94,17 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
     if (&stage == &sync.stages.back() && sync.stashAddBeforeReplicate)
       ops.push_back(sync.stashAddBeforeReplicate);
   }
+  // Divide-then-pad (dist's order) or pad-then-divide (FSDP2's).
+  Operation *preScale =
+      sync.averaging == Averaging::PreScale ? sync.scale : nullptr;
+  bool scaleReadsPad = preScale && sync.padBefore &&
+                       llvm::is_contained(sync.padBefore->getUsers(), preScale);
+  if (scaleReadsPad)
+    ops.push_back(preScale);
   if (sync.padBefore)
     ops.push_back(sync.padBefore);
-  if (sync.averaging == Averaging::PreScale)
-    ops.push_back(sync.scale);
+  if (preScale && !scaleReadsPad)
+    ops.push_back(preScale);
   for (Operation *op : ops)
     eraseWithDeadConstants(op);
   return result;

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Communication.h"
+#include "LoopNoSync.h"
 #include "ExplicitSync.h"
 #include "GradSyncAnalysis.h"
 
@@ -59,15 +60,6 @@ using namespace mlir;
 using namespace mlir::dist;
 
 namespace {
-
-/// The linear ops between a micro-batch's value and what the loop adds.
-struct SyncChain {
-  /// What the chain reads: the value the loop accumulates instead.
-  Value input;
-  /// In program order, input side first.
-  SmallVector<Operation *> ops;
-  bool communicates = false;
-};
 
 /// Why a chain cannot be moved, for a tied accumulator.
 struct Refusal {
@@ -207,81 +199,6 @@ static LogicalResult collectInvariants(SyncChain &chain, scf::ForOp loop,
     return failure();
   }
   return success();
-}
-
-static bool isZeroTensor(Value value) {
-  if (matchPattern(value, m_AnyZeroFloat()))
-    return true;
-  auto fill = value.getDefiningOp<linalg::FillOp>();
-  return fill && matchPattern(fill.value(), m_AnyZeroFloat());
-}
-
-/// Moves `chain`, which computes what iteration argument `index` of `loop`
-/// adds through `add`, after the loop.
-static void moveAfterLoop(scf::ForOp loop, unsigned index, Operation *add,
-                          SyncChain &chain, ArrayRef<Operation *> clones) {
-  // A dist.grad_sync reads its input in the parameter's reduce type too:
-  // the loop accumulates in it, as the stash would.
-  auto localType = cast<RankedTensorType>(chain.input.getType());
-  if (auto sync = dyn_cast<GradSyncOp>(chain.ops.front()))
-    if (auto param = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
-            sync, sync.getParamAttr()))
-      localType = localType.clone(param.getReduceElementType());
-  Value init = loop.getInitArgs()[index];
-  Location loc = add->getLoc();
-
-  OpBuilder before(loop);
-  Value empty = tensor::EmptyOp::create(before, loc, localType.getShape(),
-                                        localType.getElementType());
-  Value zeroScalar = arith::ConstantOp::create(
-      before, loc, before.getZeroAttr(localType.getElementType()));
-  Value zero =
-      linalg::FillOp::create(before, loc, zeroScalar, empty).getResult(0);
-
-  BlockArgument acc = loop.getRegionIterArg(index);
-  acc.setType(localType);
-  OpBuilder inLoop(add);
-  Value sum = arith::AddFOp::create(
-      inLoop, loc, acc,
-      convertElements(inLoop, loc, chain.input, localType.getElementType()));
-  loop.getBody()->getTerminator()->setOperand(index, sum);
-  add->erase();
-  for (Operation *op : llvm::reverse(chain.ops))
-    op->remove();
-  loop.getInitArgsMutable()[index].assign(zero);
-
-  OpResult result = loop->getResult(index);
-  SmallVector<OpOperand *> uses;
-  for (OpOperand &use : result.getUses())
-    uses.push_back(&use);
-  result.setType(localType);
-  OpBuilder after(loop->getContext());
-  after.setInsertionPointAfter(loop);
-  IRMapping mapping;
-  for (Operation *op : clones)
-    after.clone(*op, mapping);
-  mapping.map(chain.input, result);
-  for (Operation *op : chain.ops) {
-    after.insert(op);
-    for (OpOperand &operand : op->getOpOperands())
-      operand.set(mapping.lookupOrDefault(operand.get()));
-    op->walk([&](Operation *inner) {
-      for (OpOperand &operand : inner->getOpOperands())
-        operand.set(mapping.lookupOrDefault(operand.get()));
-    });
-  }
-  Value synced = chain.ops.back()->getResult(0);
-  if (!isZeroTensor(init))
-    synced = arith::AddFOp::create(after, loc, init, synced);
-  for (OpOperand *use : uses)
-    use->set(synced);
-  // What only the moved chain or the old start read.
-  for (Operation *op : clones)
-    if (op->use_empty())
-      op->erase();
-  if (Operation *def = init.getDefiningOp())
-    if (def->use_empty() && isPure(def))
-      def->erase();
 }
 
 struct DistLoopNoSyncPass
@@ -500,7 +417,7 @@ struct DistLoopNoSyncPass
       ++numKept;
       return success();
     }
-    moveAfterLoop(loop, index, add, chain, clones);
+    moveAfterLoop(loop, index, add, chain, clones, tied);
     ++numMoved;
     return success();
   }

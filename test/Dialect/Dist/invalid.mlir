@@ -133,7 +133,7 @@ func.func @gather_result_not_a_future(%x: tensor<4x3xf32>) {
 
 dist.mesh @w shape = [3]
 func.func @scatter_not_divisible(%x: tensor<8x3xf32>) {
-  // expected-error @+1 {{'dist.reduce_scatter' op expected input dim 0 to be divisible by the group size 3, but got 8}}
+  // expected-error @+1 {{'dist.reduce_scatter' op expected input dim 0 to be divisible by the group size 3, but got 8 (for a parameter whose dim 0 the group does not divide, pad the gradient with zero rows to 9 and declare the parameter with unsharded_dim0 = 8, FSDP's padding)}}
   %f = dist.reduce_scatter %x on @w reduction = sum scatter_axis = 0 : tensor<8x3xf32> -> !dist.future<tensor<2x3xf32>>
   return
 }
@@ -237,6 +237,17 @@ dist.mesh @w shape = [4]
 func.func @sharded_wrong_extent(%x: tensor<4x3xf32>) {
   // expected-error @+1 {{'dist.synchronize' op expected a fully_sharded result dim 0 of 16 (input dim 4 x group size 4), but got 8}}
   %r = dist.synchronize %x on @w kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
+  return
+}
+
+// -----
+
+// A dim 0 that the group does not divide: the hint names unsharded_dim0.
+dist.mesh @w shape = [4]
+dist.parameter @p : tensor<3x3xf32> fully_sharded on @w
+func.func @sharded_indivisible(%x: tensor<3x3xf32> {dist.param = @p}) {
+  // expected-error @+1 {{'dist.synchronize' op expected a fully_sharded result dim 0 of 12 (input dim 3 x group size 4), but got 10 (a dim 0 of 10 rows that 4 ranks do not divide is held padded: declare p with unsharded_dim0 = 10)}}
+  %r = dist.synchronize %x on @w kind = fully_sharded : tensor<3x3xf32> -> tensor<10x3xf32>
   return
 }
 
