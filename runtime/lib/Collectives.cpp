@@ -24,7 +24,7 @@ bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
   return x < y + uintptr_t(bBytes) && y < x + uintptr_t(aBytes);
 }
 
-/// With DIST_CHECK_COLLECTIVES, fails unless every rank of the group issues
+/// Unless DIST_CHECK_COLLECTIVES=0 (or on nccl), fails unless every rank of the group issues
 /// the same collective (kind, dtype, reduction, size, sequence number):
 /// MAX over {h, -h} equals {h, -h} only if all h agree. Costs one small
 /// all-reduce per collective.
