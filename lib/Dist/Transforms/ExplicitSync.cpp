@@ -475,11 +475,12 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
       shard = inner;
     }
     // The split sync step (take_stash between the stages) is only written by
-    // dist itself, pre-scaled; the other forms average in one place.
+    // dist itself, pre-scaled or (scale = sum) not averaged; the other forms
+    // average in one place.
     if (sync.stashAddBeforeReplicate && sync.averaging != Averaging::PreScale)
       return fail(sync.stashAddBeforeReplicate,
-                  "expected a pre-averaged sync around a stash sum between "
-                  "its stages");
+                  "expected a pre-averaged or unaveraged sum sync around a "
+                  "stash sum between its stages");
     FailureOr<ExplicitStage> first =
         matchStage(shard, order.front(), reduction);
     if (failed(first) ||
@@ -520,8 +521,9 @@ FailureOr<ExplicitSync> Matcher::match(Value value) {
   // not averaged at all. A scale by another constant before the first
   // collective is the frontend's own local computation: the sum of what it
   // produces is raised as written, with scale = sum.
-  if (sync.averaging == Averaging::PreScale && !sync.stashAddBeforeReplicate &&
-      !isPreAveraged(input))
+  // dist's own split form (a stash sum between the stages) of a scale = sum
+  // sync has no pre-averaging either.
+  if (sync.averaging == Averaging::PreScale && !isPreAveraged(input))
     sync.averaging = Averaging::None;
   if (sync.averaging != Averaging::PreScale) {
     if (input.getType() != plan.reduced(plan.localGradType))

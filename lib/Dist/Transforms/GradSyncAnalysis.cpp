@@ -64,10 +64,12 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
     auto add = cast<arith::AddFOp>(sync.stashAddBeforeReplicate);
     Value shardWait = sync.stages.front().wait.getResult();
     Value take = add.getLhs() == shardWait ? add.getRhs() : add.getLhs();
+    // (The split form is dist's own: pre-averaged, or scale = sum.)
     Value shard = GradSyncOp::create(
         builder, loc, plan.resultTypeOf(GradSyncPhase::Shard), sync.scaleInput,
-        param.getValue(), GradSyncPhase::Shard);
-    // (The split form is dist's own, always pre-averaged.)
+        param.getValue(), GradSyncPhase::Shard,
+        sync.averaging == Averaging::None ? GradSyncScale::Sum
+                                          : GradSyncScale::Mean);
     Value sum = arith::AddFOp::create(builder, add.getLoc(), take, shard);
     result = GradSyncOp::create(builder, loc, plan.syncedType, sum,
                                 param.getValue(), GradSyncPhase::Replicate);
