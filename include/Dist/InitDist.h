@@ -22,6 +22,7 @@ namespace mlir::dist {
 /// dist's passes, conversions and named pipelines (once per process).
 inline void registerAllDistPasses() {
   registerDistPasses();
+  registerDistPassAliases();
   registerDistPipelines();
   registerDistConversionPasses();
   registerDistLoweringPipelines();

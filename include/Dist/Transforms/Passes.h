@@ -88,6 +88,10 @@ void buildNoSyncPipeline(OpPassManager &pm,
 /// Registers the dist pipelines (`-dist-no-sync-pipeline`).
 void registerDistPipelines();
 
+/// Registers passes under their names from before the `dist-` prefix:
+/// `-apply-no-sync` for `-dist-apply-no-sync`.
+void registerDistPassAliases();
+
 #define GEN_PASS_REGISTRATION
 #include "Dist/Transforms/Passes.h.inc"
 

@@ -133,9 +133,12 @@ def DistExpandGradSyncPass
                            "::mlir::tensor::TensorDialect"];
 }
 
-def ApplyNoSyncPass : Pass<"apply-no-sync", "::mlir::ModuleOp"> {
+def ApplyNoSyncPass : Pass<"dist-apply-no-sync", "::mlir::ModuleOp"> {
   let summary = "make backward functions communicate no gradients";
   let description = [{
+    Also registered as `-apply-no-sync`, its name before passes took the
+    dialect's prefix (same pass, same options).
+
     Rewrites a backward function for the no_sync micro-batches of a
     gradient-accumulation window. For every result `{dist.grad = @p}` that is
     `dist.grad_sync %g for @p` it removes the sync and stashes `%g` with

@@ -40,6 +40,7 @@ void mlirDistRegisterPipelines(void) {
 
 void mlirDistRegisterAllPasses(void) {
   mlirRegisterDistPasses();
+  registerDistPassAliases();
   mlirRegisterDistConversionPasses();
   mlirDistRegisterPipelines();
 }

@@ -290,3 +290,19 @@ struct ApplyNoSyncPass
   }
 };
 } // namespace
+
+namespace {
+/// The pass under its name from before the `dist-` prefix. A clone is the
+/// pass itself (its printed pipeline says -dist-apply-no-sync).
+struct ApplyNoSyncAliasPass : public ApplyNoSyncPass {
+  using ApplyNoSyncPass::ApplyNoSyncPass;
+  StringRef getArgument() const override { return "apply-no-sync"; }
+  StringRef getDescription() const override {
+    return "alias of -dist-apply-no-sync";
+  }
+};
+} // namespace
+
+void mlir::dist::registerDistPassAliases() {
+  PassRegistration<ApplyNoSyncAliasPass>();
+}
