@@ -25,17 +25,12 @@ namespace {
 /// Adds `op` to `counts` if it is a reduction; false when its bytes are not
 /// static.
 bool addReduction(Operation *op, CollectiveCounts &counts) {
-  int kind;
-  Value input;
-  if (auto reduce = dyn_cast<dist::AllReduceOp>(op)) {
-    kind = DISTRT_KIND_ALL_REDUCE;
-    input = reduce.getInput();
-  } else if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op)) {
-    kind = DISTRT_KIND_REDUCE_SCATTER;
-    input = scatter.getInput();
-  } else {
+  auto collective = dyn_cast<dist::CollectiveOpInterface>(op);
+  if (!collective ||
+      collective.getTraits().kind == dist::CollectiveKind::AllGather)
     return true;
-  }
+  int kind = int(collective.getTraits().kind); // == DISTRT_KIND_*
+  Value input = collective.getInput();
   // The runtime counts an all_reduce's buffer and a reduce_scatter's input,
   // the larger of its two.
   std::optional<int64_t> bytes =

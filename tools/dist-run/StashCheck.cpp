@@ -79,9 +79,7 @@ dist_run::expectNoSync(ModuleOp module, func::FuncOp sync, func::FuncOp noSync,
     stashedParam.stashBytes = *stashBytes;
     for (const dist::GradSyncStage &stage :
          plan->stagesRunAt(stashedParam.point)) {
-      int kind = stage.kind == dist::CollectiveKind::ReduceScatter
-                     ? DISTRT_KIND_REDUCE_SCATTER
-                     : DISTRT_KIND_ALL_REDUCE;
+      int kind = int(stage.kind); // == DISTRT_KIND_* (DistLimits.cpp)
       std::optional<int64_t> bytes = dist::getTensorBytes(stage.inputType);
       if (!bytes)
         return error("a collective of the sync of @" + name +

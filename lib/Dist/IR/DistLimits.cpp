@@ -24,6 +24,15 @@ static_assert(int(ReductionKind::Sum) == DISTRT_SUM &&
                   int(ReductionKind::Prod) == DISTRT_PROD,
               "ReductionKind must match dist_runtime.h's distrt_reduction");
 
+// A CollectiveKind's integer value indexes distrt_stats' per-kind arrays
+// (dist-run counts what it expects by it).
+static_assert(int(CollectiveKind::AllGather) == DISTRT_KIND_ALL_GATHER &&
+                  int(CollectiveKind::ReduceScatter) ==
+                      DISTRT_KIND_REDUCE_SCATTER &&
+                  int(CollectiveKind::AllReduce) == DISTRT_KIND_ALL_REDUCE &&
+                  int(CollectiveKind::AllReduce) + 1 == DISTRT_NUM_KINDS,
+              "CollectiveKind must match dist_runtime.h's DISTRT_KIND_*");
+
 std::optional<int64_t> mlir::dist::getTensorBytes(ShapedType type) {
   if (!type.hasStaticShape())
     return std::nullopt;
