@@ -15,7 +15,8 @@
 #   e.g. scripts/multihost.sh -- sh -c '$MULTIHOST_MPIRUN build/bin/dist-run step.mlir'
 #
 # Exits 77 (with the reason) when namespaces cannot be made here (not root,
-# no iproute2, no unshare); otherwise the command's exit status.
+# no iproute2, no unshare), 1 instead under DIST_REQUIRE_ALL_TIERS=1;
+# otherwise the command's exit status.
 # Facts this relies on: ../shared/MACHINE-NOTES.md, "Several hosts on one
 # machine"; OpenMPI names its shared-memory segments after the hostname, so
 # each host needs its own (a segfault in MPI_Comm_dup otherwise).
@@ -35,7 +36,14 @@ done
 case $hosts in ''|*[!0-9]*) echo "multihost: --hosts must be a number" >&2; exit 2 ;; esac
 [ "$hosts" -ge 1 ] && [ "$hosts" -le 8 ] || { echo "multihost: --hosts in 1..8" >&2; exit 2; }
 
-skip() { echo "multihost: skipped: $1" >&2; exit 77; }
+# Under DIST_REQUIRE_ALL_TIERS=1 (CI) a tier that cannot run fails.
+skip() {
+  if [ "${DIST_REQUIRE_ALL_TIERS:-0}" = 1 ]; then
+    echo "multihost: cannot run ($1), and DIST_REQUIRE_ALL_TIERS=1 makes that a failure" >&2
+    exit 1
+  fi
+  echo "multihost: skipped: $1" >&2; exit 77
+}
 [ "$(id -u)" = 0 ] || skip "needs root to create network namespaces"
 for tool in ip tc unshare mpirun; do
   command -v "$tool" >/dev/null || skip "'$tool' is not installed"
