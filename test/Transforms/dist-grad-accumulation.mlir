@@ -18,6 +18,9 @@ func.func @fwd(%w: tensor<4x8xf32> {dist.param = @w}) -> tensor<8x8xf32> {
 // The sync step keeps the name and signature of the input.
 // CHECK-LABEL: func.func @bwd
 // CHECK-SAME: (%[[G:.*]]: tensor<8x8xf32>, %[[DX:.*]]: tensor<8x8xf32>) -> (tensor<4x8xf32> {dist.grad = @w}, tensor<8x8xf32>)
+// It links to its variant (tools find the variant by the link, not by name).
+// CHECK-SAME: attributes {dist.no_sync_variant = @bwd_no_sync}
+// SUFFIX: attributes {dist.no_sync_variant = @bwd_accumulate}
 // CHECK: %[[S:.*]] = dist.take_stash @w : tensor<8x8xf32>
 // CHECK: %[[A:.*]] = arith.addf %[[S]], %[[G]]
 // CHECK: %[[R:.*]] = dist.grad_sync %[[A]] for @w : tensor<8x8xf32> -> tensor<4x8xf32>

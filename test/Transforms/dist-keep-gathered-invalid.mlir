@@ -36,3 +36,19 @@ func.func @f_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
   dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
   return
 }
+
+// -----
+
+// A link to a variant that is not there (the variant renamed or deleted by
+// hand): an error at the step, not a window silently dropped.
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
+
+// expected-error @+1 {{'dist.no_sync_variant' names @gone, which is not a func.func of the module}}
+func.func @step(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
+    -> (tensor<4x3xf32> {dist.grad = @w}) attributes {dist.no_sync_variant = @gone} {
+  %t = dist.take_stash @w : tensor<8x3xf32>
+  %sum = arith.addf %t, %g : tensor<8x3xf32>
+  %s = dist.grad_sync %sum for @w : tensor<8x3xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}

@@ -195,8 +195,9 @@ func.func @forms(%w: tensor<4x3xf32> {dist.param = @w}, %x: tensor<8x3xf32>)
 
 // -----
 
-// A window written by hand whose sync step does not gather @w while its
-// no_sync variant keeps it: the sync step releases it first thing.
+// A window written by hand (the sync step links to its variant, as
+// -dist-grad-accumulation writes it) whose sync step does not gather @w
+// while its no_sync variant keeps it: the sync step releases it first thing.
 dist.mesh @world shape = [2]
 dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
 
@@ -206,7 +207,8 @@ dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
 // CHECK-LABEL: func.func @f_no_sync(
 // CHECK-COUNT-2: dist.gather_kept %arg0 for @w :
 func.func @f(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
-    -> (tensor<4x3xf32> {dist.grad = @w}) {
+    -> (tensor<4x3xf32> {dist.grad = @w})
+    attributes {dist.no_sync_variant = @f_no_sync} {
   %t = dist.take_stash @w : tensor<8x3xf32>
   %sum = arith.addf %t, %g : tensor<8x3xf32>
   %s = dist.grad_sync %sum for @w : tensor<8x3xf32> -> tensor<4x3xf32>
@@ -237,7 +239,8 @@ dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
 // CHECK-NEXT: dist.release_kept @w
 // CHECK-LABEL: func.func @early_no_sync(
 func.func @early(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
-    -> (tensor<4x3xf32> {dist.grad = @w}) {
+    -> (tensor<4x3xf32> {dist.grad = @w})
+    attributes {dist.no_sync_variant = @early_no_sync} {
   dist.release_kept @w
   %a = dist.synchronize %w on @world kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
   %b = dist.synchronize %w on @world kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
@@ -269,7 +272,8 @@ dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
 // CHECK-NOT: dist.release_kept
 // CHECK: return
 func.func @again(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
-    -> (tensor<8x3xf32>, tensor<4x3xf32> {dist.grad = @w}) {
+    -> (tensor<8x3xf32>, tensor<4x3xf32> {dist.grad = @w})
+    attributes {dist.no_sync_variant = @again_no_sync} {
   %a = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
   dist.release_kept @w
   %b = dist.gather_kept %w for @w : tensor<4x3xf32> -> tensor<8x3xf32>
@@ -284,4 +288,31 @@ func.func @again_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf
   %gg = arith.mulf %a, %g : tensor<8x3xf32>
   dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
   return %a : tensor<8x3xf32>
+}
+
+// -----
+
+// Without the link, a function named like a variant is no variant: nothing
+// is kept (its gathers stay plain synchronizes), whatever the names say.
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4x3xf32> fully_sharded on @world
+
+// CHECK-LABEL: func.func @unlinked(
+// CHECK-NOT: dist.release_kept
+// CHECK-LABEL: func.func @unlinked_no_sync(
+// CHECK-NOT: dist.gather_kept
+// CHECK: dist.synchronize
+func.func @unlinked(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>)
+    -> (tensor<4x3xf32> {dist.grad = @w}) {
+  %t = dist.take_stash @w : tensor<8x3xf32>
+  %sum = arith.addf %t, %g : tensor<8x3xf32>
+  %s = dist.grad_sync %sum for @w : tensor<8x3xf32> -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+func.func @unlinked_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x3xf32>) {
+  %a = dist.synchronize %w on @world kind = fully_sharded : tensor<4x3xf32> -> tensor<8x3xf32>
+  %gg = arith.mulf %a, %g : tensor<8x3xf32>
+  dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
+  return
 }

@@ -42,13 +42,20 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
   if (failed(pm.run(module)))
     return error("the no_sync pipeline failed");
 
+  // The variant is the one the step links to (dist.no_sync_variant), named
+  // @<entry>_no_sync by the pipeline; that name only words the errors.
   const std::string &entry = options.entry, noSync = entry + "_no_sync";
   StepFunctions fns{dyn_cast_or_null<func::FuncOp>(
                         SymbolTable::lookupSymbolIn(module, entry)),
-                    dyn_cast_or_null<func::FuncOp>(
-                        SymbolTable::lookupSymbolIn(module, noSync))};
+                    nullptr};
   if (!fns.sync)
     return error("'" + name + "' has no func.func @" + entry);
+  if (!options.window) {
+    FailureOr<func::FuncOp> variant = dist::lookupNoSyncVariant(fns.sync);
+    if (failed(variant))
+      return error("@" + entry + "'s no_sync link names no function");
+    fns.noSync = *variant;
+  }
   if (!fns.sync.isPublic())
     return error("@" + entry +
                  " is private: the entry point must be public (the lowering "
@@ -78,8 +85,8 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
         " returns no gradient tied to a dist.parameter (docs/Design.md)");
   }
   if (!fns.noSync.isPublic())
-    return error("@" + noSync + " is private: it must be public like @" +
-                 entry);
+    return error("@" + fns.noSync.getName() +
+                 " is private: it must be public like @" + entry);
   return fns;
 }
 
@@ -88,9 +95,19 @@ llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
                                         StepSignature signature) {
   // The host's f32 tensors in, f32 results out, whatever the step computes
   // in (F32Boundary.h).
+  std::string variant = options.entry;
+  if (!options.window)
+    if (auto step = dyn_cast_or_null<func::FuncOp>(
+            SymbolTable::lookupSymbolIn(module, options.entry)))
+      if (FailureOr<func::FuncOp> linked = dist::lookupNoSyncVariant(step);
+          succeeded(linked) && *linked)
+        variant = linked->getName().str();
+  if (!options.window && variant == options.entry)
+    return error("@" + options.entry + " links to no no_sync variant "
+                 "(run prepareStep first)");
   std::vector<std::string> entries = {options.entry};
   if (!options.window)
-    entries.push_back(options.entry + "_no_sync");
+    entries.push_back(variant);
   for (const std::string &name : entries)
     if (auto func = dyn_cast_or_null<func::FuncOp>(
             SymbolTable::lookupSymbolIn(module, name)))
@@ -127,9 +144,7 @@ llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
   (*engine)->initialize();
   // The C interfaces, by the names invokePacked takes (it adds the _mlir_
   // of the packed wrapper ExecutionEngine makes of every function).
-  std::string functions[2] = {options.window ? options.entry
-                                             : options.entry + "_no_sync",
-                              options.entry};
+  std::string functions[2] = {variant, options.entry};
   return Step(std::move(signature),
               [engine = std::move(*engine),
                functions](Variant variant,

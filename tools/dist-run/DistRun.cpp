@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
       dist_step::prepareStep(*module, jit, inputFile);
   if (!fns)
     return fail(llvm::toString(fns.takeError()));
-  const std::string &entry = jit.entry, noSync = entry + "_no_sync";
+  const std::string entry = jit.entry, noSync = fns->noSync.getName().str();
   std::vector<Slot> args, results, noSyncArgs, noSyncResults;
   if (failed(readSlots(fns->sync, false, args)) ||
       failed(readSlots(fns->sync, true, results)) ||

@@ -53,6 +53,13 @@ def Dist_Dialect : Dialect {
     verifier shares (one hashed lookup per tie, not a scan of the module per
     tie: a training step has thousands of parameters).
 
+    **Windows.** A sync step written by `-dist-grad-accumulation` links to
+    its no_sync variant with the discardable function attribute
+    `dist.no_sync_variant = @f_no_sync` (a symbol reference, so symbol
+    renames follow it); passes and tools find the variant by it, never by
+    its name. A function that is a whole window (a loop over the
+    micro-batches) carries the unit attribute `dist.window`.
+
     **Upstream `shard` input.** An upstream `shard.grid` may name the
     `dist.mesh` it is, `shard.grid @grid(shape = 2) {dist.mesh = @world}`
     (verified: the mesh exists and has the grid's shape), so that parameters
@@ -89,6 +96,12 @@ def Dist_Dialect : Dialect {
     /// -dist-loop-no-sync): the no_sync pipeline writes no variants of it.
     static constexpr ::llvm::StringLiteral getWindowAttrName() {
       return ::llvm::StringLiteral("dist.window");
+    }
+    /// Attribute of a sync-step function (`-dist-grad-accumulation`) naming
+    /// its no_sync variant, which runs micro-batches 1..K-1 of the window.
+    /// The passes and tools find the variant by this link, never by name.
+    static constexpr ::llvm::StringLiteral getNoSyncVariantAttrName() {
+      return ::llvm::StringLiteral("dist.no_sync_variant");
     }
     /// Attribute of an upstream `shard.grid` naming the `dist.mesh` it is.
     static constexpr ::llvm::StringLiteral getMeshAttrName() {

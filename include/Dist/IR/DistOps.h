@@ -50,6 +50,13 @@ MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr mesh,
 ParameterOp lookupParameter(Operation *from, FlatSymbolRefAttr param,
                             SymbolTableCollection *symbolTable = nullptr);
 
+/// The no_sync variant `step` links to (`dist.no_sync_variant`); null
+/// without a link; failure, with an error at `step`, when the link names no
+/// func.func.
+FailureOr<func::FuncOp>
+lookupNoSyncVariant(func::FuncOp step,
+                    SymbolTableCollection *symbolTable = nullptr);
+
 /// `axes` of `mesh` with "all axes" (empty) spelled out, so that two
 /// spellings of one group compare equal.
 SmallVector<int64_t>

@@ -285,9 +285,10 @@ def DistGradAccumulationPass
     For every function with synchronized gradients `@f`, adds a clone
     `@f_no_sync` rewritten by `-apply-no-sync` (for micro-batches 1..K-1) and
     rewrites `@f` itself by `-dist-sync-step` (for micro-batch K), so one
-    invocation yields the whole window from one input. Functions that already
-    have their `_no_sync` variant, or whose syncs all consume the stash, are
-    left alone.
+    invocation yields the whole window from one input. `@f` links to its
+    variant (`{dist.no_sync_variant = @f_no_sync}`), by which passes and
+    tools find it. Functions that already have their variant, or whose syncs
+    all consume the stash, are left alone.
 
     The two variants are a contract with the driver: every tied gradient is
     stashed in the first and synchronized over the window in the second. So
@@ -387,8 +388,8 @@ def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
     FSDP's `reshard_after_backward=False`, for the windows that
     `-dist-grad-accumulation` writes. A ZeRO-3 step gathers each parameter in
     its forward and again in its backward, every micro-batch: 2K gathers per
-    window. After this pass the window's backward variants (`@f_no_sync` and
-    the sync step `@f`) gather each such parameter with
+    window. After this pass the window's backward variants (the sync step
+    `@f` and the variant it links to by `dist.no_sync_variant`) gather each such parameter with
     `dist.gather_kept`, which communicates only when nothing is kept and
     keeps the gathered value; the sync step releases it (`dist.release_kept`)
     right after its last gather, so nothing is kept between windows and the
@@ -419,10 +420,6 @@ def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
     release goes after the last keeping gather of the parameter, whatever
     releases the step already has before it. Idempotent.
   }];
-  let options = [
-    Option<"suffix", "no-sync-suffix", "std::string", /*default=*/"\"_no_sync\"",
-           "name suffix of the no_sync variant">,
-  ];
   let dependentDialects = ["::mlir::dist::DistDialect"];
 }
 
@@ -440,8 +437,9 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
 
     Per window of K micro-batches every function runs once per micro-batch.
     Always-sync runs all of it K times. For no_sync: when the module holds a
-    function's no_sync variant (`@f` and `@f_no_sync`, as written by
-    `-dist-grad-accumulation`) the variant runs K-1 times and `@f` once;
+    function's no_sync variant (`@f` links to it by `dist.no_sync_variant`,
+    as `-dist-grad-accumulation` writes it) the variant runs K-1 times and
+    `@f` once;
     otherwise the gradient traffic is counted once and the rest K times. The
     two-round scheme of Thunder communicates the gradients once more (the
     stash at the end of no_sync, then the last micro-batch's own sync),
@@ -479,8 +477,6 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
            "text or json">,
     Option<"output", "output", "std::string", /*default=*/"\"-\"",
            "file to write the report to (- for stdout)">,
-    Option<"suffix", "no-sync-suffix", "std::string", /*default=*/"\"_no_sync\"",
-           "name suffix of no_sync variants">,
   ];
 }
 

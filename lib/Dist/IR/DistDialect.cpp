@@ -5,6 +5,7 @@
 #include "Dist/IR/DistOps.h"
 #include "OpVerifiers.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -211,6 +212,20 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' is a unit attribute of functions";
     return success();
   }
+  if (name == getNoSyncVariantAttrName()) {
+    auto variant = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func || !variant)
+      return emitErrorAt(op) << "'" << name
+                             << "' is a function's symbol reference to its "
+                                "no_sync variant";
+    if (auto own = op->getAttrOfType<StringAttr>(
+            SymbolTable::getSymbolAttrName());
+        own && own == variant.getAttr())
+      return emitErrorAt(op) << "'" << name
+                             << "' names the function itself, not a variant";
+    return success();
+  }
   if (name == getMeshAttrName())
     return verifyGridMesh(op, attr.getValue());
   if (name == getGradOfAttrName()) {
@@ -228,4 +243,22 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                            << (name == getParamAttrName() ? "arguments"
                                                           : "results");
   return emitErrorAt(op) << "unknown dist attribute '" << name << "'";
+}
+
+FailureOr<func::FuncOp>
+mlir::dist::lookupNoSyncVariant(func::FuncOp step,
+                                SymbolTableCollection *symbolTable) {
+  auto link = step->getAttrOfType<FlatSymbolRefAttr>(
+      DistDialect::getNoSyncVariantAttrName());
+  if (!link)
+    return func::FuncOp();
+  Operation *found =
+      symbolTable ? symbolTable->lookupNearestSymbolFrom(step, link)
+                  : SymbolTable::lookupNearestSymbolFrom(step, link);
+  auto variant = dyn_cast_or_null<func::FuncOp>(found);
+  if (!variant)
+    return emitErrorAt(step) << "'" << DistDialect::getNoSyncVariantAttrName()
+                             << "' names " << link
+                             << ", which is not a func.func of the module";
+  return variant;
 }

@@ -52,11 +52,13 @@ struct DistCommReportPass
   /// Every func.func of the module, in order (the order functions run in a
   /// micro-batch, for the kept gathers).
   std::vector<std::string> functionOrder;
+  /// (sync step, no_sync variant) pairs, by their dist.no_sync_variant link.
+  std::vector<std::pair<std::string, std::string>> variants;
   /// Functions that are whole windows (dist.window), called once a window.
   std::vector<std::string> windowFunctions;
 
   WindowModel model() {
-    return WindowModel(functionOrder, suffix, microBatches, windowFunctions);
+    return WindowModel(functionOrder, variants, microBatches, windowFunctions);
   }
 
   void runOnOperation() override {
@@ -182,6 +184,11 @@ struct DistCommReportPass
     bool anyTie = false;
     WalkResult result = getOperation().walk([&](func::FuncOp func) {
       functionOrder.push_back(func.getName().str());
+      FailureOr<func::FuncOp> variant = lookupNoSyncVariant(func, &symbolTable);
+      if (failed(variant))
+        return WalkResult::interrupt();
+      if (*variant)
+        variants.push_back({func.getName().str(), variant->getName().str()});
       if (func->hasAttr(DistDialect::getWindowAttrName()))
         windowFunctions.push_back(func.getName().str());
       for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)

@@ -10,25 +10,28 @@
 using namespace mlir;
 using namespace mlir::dist::report;
 
-WindowModel::WindowModel(ArrayRef<std::string> functionOrder, StringRef suffix,
-                         int64_t microBatches,
-                         ArrayRef<std::string> windowFunctions)
-    : functionOrder(functionOrder), suffix(suffix), microBatches(microBatches) {
+WindowModel::WindowModel(
+    ArrayRef<std::string> functionOrder,
+    ArrayRef<std::pair<std::string, std::string>> variants,
+    int64_t microBatches, ArrayRef<std::string> windowFunctions)
+    : functionOrder(functionOrder), microBatches(microBatches) {
   for (const std::string &name : functionOrder)
     functions.insert(name);
+  for (const auto &[step, variant] : variants) {
+    variantOf[step] = variant;
+    stepOf[variant] = step;
+  }
   for (const std::string &name : windowFunctions)
     this->windowFunctions.insert(name);
 }
 
 StringRef WindowModel::baseOf(StringRef name) const {
-  if (name.ends_with(suffix) &&
-      functions.contains(name.drop_back(suffix.size())))
-    return name.drop_back(suffix.size());
-  return name;
+  auto it = stepOf.find(name);
+  return it == stepOf.end() ? name : StringRef(it->second);
 }
 
 bool WindowModel::hasVariant(StringRef name) const {
-  return functions.contains((name + llvm::Twine(suffix)).str());
+  return variantOf.contains(name);
 }
 
 /// The parameters of a row's `param` (a bucket's are comma-separated).
@@ -102,8 +105,7 @@ KeptRun WindowModel::simulateKept(ArrayRef<Row> rows, Schedule schedule) const {
     for (StringRef function : plain)
       call(function, gathers);
     for (StringRef function : windows)
-      call(noSync ? (function + llvm::Twine(suffix)).str() : function.str(),
-           gathers);
+      call(noSync ? variantOf.lookup(function) : function.str(), gathers);
     std::optional<int64_t> held = 0, beyond = 0;
     for (const auto &entry : kept) {
       const Row &row = *entry.second;

@@ -88,7 +88,10 @@ class WindowModel {
 public:
   /// `windowFunctions` are whole windows (dist.window: a loop over the
   /// micro-batches), called once per window.
-  WindowModel(ArrayRef<std::string> functionOrder, StringRef suffix,
+  /// `variants` are (sync step, its no_sync variant) pairs, as linked by
+  /// `dist.no_sync_variant`.
+  WindowModel(ArrayRef<std::string> functionOrder,
+              ArrayRef<std::pair<std::string, std::string>> variants,
               int64_t microBatches, ArrayRef<std::string> windowFunctions);
 
   /// Always-sync, one-round no_sync and two-round (Thunder) window totals.
@@ -123,7 +126,7 @@ private:
 
   std::vector<std::string> functionOrder;
   llvm::StringSet<> functions, windowFunctions;
-  std::string suffix;
+  llvm::StringMap<std::string> variantOf, stepOf;
   int64_t microBatches;
 };
 

@@ -97,6 +97,8 @@ struct DistGradAccumulationPass
                                  module, kPass)))
         return signalPassFailure();
       rewriteToSyncStep(analysis->tied, hsdpPartial);
+      func->setAttr(DistDialect::getNoSyncVariantAttrName(),
+                    FlatSymbolRefAttr::get(variant.getNameAttr()));
       ++numVariants;
     }
     if (failed(checkStashConsistency(module, kPass)))

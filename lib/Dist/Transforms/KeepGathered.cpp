@@ -134,23 +134,24 @@ struct DistKeepGatheredPass
 
   void runPass() {
     ModuleOp module = getOperation();
-    SymbolTable symbols(module);
     SymbolTableCollection symbolTable;
 
-    // The windows: @f is a sync step (it takes the stash) and @f<suffix>
-    // exists.
+    // The windows: @f is a sync step (it takes the stash) linked to its
+    // no_sync variant.
     SmallVector<Window> windows;
     llvm::DenseSet<Operation *> inWindow;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
-      auto noSync =
-          symbols.lookup<func::FuncOp>((func.getName() + suffix).str());
-      if (!noSync || func.isExternal() ||
+      FailureOr<func::FuncOp> noSync =
+          lookupNoSyncVariant(func, &symbolTable);
+      if (failed(noSync))
+        return signalPassFailure();
+      if (!*noSync || func.isExternal() ||
           !func.walk([](TakeStashOp) { return WalkResult::interrupt(); })
                .wasInterrupted())
         continue;
-      windows.push_back({func, noSync});
+      windows.push_back({func, *noSync});
       inWindow.insert(func);
-      inWindow.insert(noSync);
+      inWindow.insert(*noSync);
     }
 
     llvm::DenseMap<Operation *, GathersByParam> gathersOf;

@@ -33,11 +33,8 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
   accumulation.hsdpPartial = options.hsdpPartial;
   accumulation.strict = options.strict;
   pm.addPass(createDistGradAccumulationPass(accumulation));
-  if (options.keepGathered) {
-    DistKeepGatheredPassOptions keep;
-    keep.suffix = options.suffix;
-    pm.addPass(createDistKeepGatheredPass(keep));
-  }
+  if (options.keepGathered)
+    pm.addPass(createDistKeepGatheredPass());
   pm.addPass(createDistExpandGradSyncPass());
   pm.addPass(createCSEPass());
   // Scheduled before bucketing, so that buckets fill in the order their

@@ -677,6 +677,28 @@ func.func @window_not_unit() attributes {dist.window = 1} {
 
 // -----
 
+// expected-error @+1 {{'dist.no_sync_variant' is a function's symbol reference to its no_sync variant}}
+func.func @variant_not_symbol() attributes {dist.no_sync_variant = "f_no_sync"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.no_sync_variant' names the function itself, not a variant}}
+func.func @variant_itself() attributes {dist.no_sync_variant = @variant_itself} {
+  return
+}
+
+// -----
+
+func.func @variant_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.no_sync_variant' is a function's symbol reference to its no_sync variant}}
+  %y = arith.addf %x, %x {dist.no_sync_variant = @f} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 func.func @gather_kept_unknown_param(%p: tensor<4xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'dist.gather_kept' op expected @nowhere to name a dist.parameter, but it does not}}
   %g = dist.gather_kept %p for @nowhere : tensor<4xf32> -> tensor<8xf32>
