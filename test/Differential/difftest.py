@@ -117,18 +117,10 @@ def dist_run_command(case, directory, opts):
                                       "--params-npy", os.path.join(directory, "params"),
                                       "--data-npy", os.path.join(directory, "data"),
                                       "--out-npy", os.path.join(directory, "out")]
-    if case.hsdp_partial:
-        cmd.append("--hsdp-partial")
     if case.window_loop:
         cmd.append("--window")
-    if case.keep_gathered:
-        cmd.append("--keep-gathered")
-    if not case.buckets:
-        cmd += ["--bucket-cap-bytes", "0"]
-    if case.reduce_f64:
-        cmd += ["--reduce-dtype", "f64"]
-    if case.stash_budget is not None:
-        cmd += ["--stash-budget", str(case.stash_budget)]
+    for name, value in case.pipeline_options():
+        cmd += ["--" + name] + ([value] if value is not None else [])
     return cmd
 
 

@@ -37,16 +37,9 @@ LOCATED_ERROR = re.compile(r":\d+:\d+: error: ")
 
 def pipeline_option(case):
     """--dist-no-sync-pipeline=... as dist-run compiles the case, unbucketed."""
-    options = ["bucket-cap-bytes=0"]
-    if case.hsdp_partial:
-        options.append("hsdp-partial=true")
-    if case.keep_gathered:
-        options.append("keep-gathered=true")
-    if case.reduce_f64:
-        options.append("reduce-dtype=f64")
-    if case.stash_budget is not None:
-        options.append("stash-budget=%d" % case.stash_budget)
-    return "--dist-no-sync-pipeline=" + " ".join(options)
+    return "--dist-no-sync-pipeline=" + " ".join(
+        name + "=" + (value if value is not None else "true")
+        for name, value in case.pipeline_options(buckets=False))
 
 
 def ops(text):

@@ -235,6 +235,23 @@ class Case:
         return (p.name in self.sync_forms and bool(p.replicate_axes)
                 and not self.window_loop and self.seed % 3 == 0)
 
+    def pipeline_options(self, buckets=None):
+        """The no_sync pipeline's options this case compiles with, as
+        (name, value) pairs (value None: a flag). dist-run takes the same
+        names as flags; `buckets` overrides the drawn choice."""
+        options = []
+        if self.hsdp_partial:
+            options.append(("hsdp-partial", None))
+        if self.keep_gathered:
+            options.append(("keep-gathered", None))
+        if not (self.buckets if buckets is None else buckets):
+            options.append(("bucket-cap-bytes", "0"))
+        if self.reduce_f64:
+            options.append(("reduce-dtype", "f64"))
+        if self.stash_budget is not None:
+            options.append(("stash-budget", str(self.stash_budget)))
+        return options
+
     def tags(self):
         t = {p.kind for p in self.params.values()}
         if "hsdp2" in t or "hsdp3" in t:
