@@ -71,6 +71,7 @@
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/Support/InputGuard.h"
+#include "AlwaysSync.h"
 #include "JitStep.h"
 #include "OwnReductions.h"
 #include "Npy.h"
@@ -202,31 +203,8 @@ int main(int argc, char **argv) {
     return 1;
 
   // The world the step was compiled for, and each parameter's group.
-  int64_t world = 1;
-  module->walk([&](dist::MeshOp mesh) {
-    int64_t size = 1;
-    for (int64_t d : mesh.getShape())
-      size *= d;
-    world = std::max(world, size);
-  });
-  struct Group {
-    std::vector<int64_t> shape, axes;
-  };
-  std::vector<Group> groups(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].param.empty())
-      continue;
-    auto param = SymbolTable::lookupSymbolIn(*module, args[i].param);
-    auto paramOp = dyn_cast_or_null<dist::ParameterOp>(param);
-    if (!paramOp || !paramOp.isSharded())
-      continue;
-    auto mesh = dist::lookupMesh(paramOp, paramOp.getMeshAttr());
-    groups[i].shape.assign(mesh.getShape().begin(), mesh.getShape().end());
-    ArrayRef<int64_t> axes = paramOp.getAxes(); // empty: every axis
-    groups[i].axes.assign(axes.begin(), axes.end());
-    if (std::optional<int64_t> dim0 = paramOp.getUnshardedDim0())
-      args[i].unshardedDim0 = *dim0;
-  }
+  std::vector<ParamGroup> groups;
+  int64_t world = readParamGroups(*module, args, groups);
 
   // The stash points, read before the lowering leaves no dist op.
   llvm::Expected<NoSyncExpectation> noSyncExpected =
@@ -360,27 +338,11 @@ int main(int argc, char **argv) {
     }
   };
 
-  // Which result of @<entry> each result of @<entry>_no_sync is: the
-  // untied ones in order, a tied one left unstashed by its parameter.
-  std::vector<size_t> noSyncToStep;
-  {
-    std::vector<bool> taken(results.size());
-    size_t next = 0;
-    for (const Slot &s : noSyncResults) {
-      size_t r = s.param.empty() ? next : 0;
-      while (r < results.size() && (taken[r] || results[r].epilogue ||
-                                    results[r].param != s.param))
-        ++r;
-      if (r == results.size() || results[r].shape != s.shape) {
-        fail("cannot match the results of @" + noSync + " to those of @" +
-             entry);
-        return stop();
-      }
-      taken[r] = true;
-      noSyncToStep.push_back(r);
-      if (s.param.empty())
-        next = r + 1;
-    }
+  std::optional<std::vector<size_t>> noSyncToStep =
+      matchNoSyncResults(noSyncResults, results);
+  if (!noSyncToStep) {
+    fail("cannot match the results of @" + noSync + " to those of @" + entry);
+    return stop();
   }
   auto write = [&](const std::string &name, const std::vector<int64_t> &shape,
                    llvm::ArrayRef<float> data) {
@@ -432,7 +394,7 @@ int main(int argc, char **argv) {
                noSyncCheck.after(tag, m, expect);
                keptBetween = std::max(keptBetween, distrt_kept_bytes());
                for (size_t j = 0; j < out.size(); ++j) {
-                 size_t r = m.last() ? j : noSyncToStep[j];
+                 size_t r = m.last() ? j : (*noSyncToStep)[j];
                  if (!results[r].param.empty())
                    continue;
                  for (float v : out.values(j))
@@ -502,79 +464,30 @@ int main(int argc, char **argv) {
     for (size_t r = 0; r < results.size(); ++r) {
       if (results[r].param.empty())
         continue;
-      llvm::ArrayRef<float> grad = synced->values(r);
       SyncTolerance tolerance = syncToleranceOf(results[r]);
-      double worst = 0;
-      // A non-finite value is reported, and passes only where always-sync
-      // accumulation has the same one (an overflow the stash adds fails).
-      int64_t nonFinite = 0, alwaysNonFinite = 0, unmatched = 0;
-      for (size_t j = 0; j < grad.size(); ++j) {
-        double a = grad[j], b = always[r][j];
-        if (!std::isfinite(a) || !std::isfinite(b)) {
-          nonFinite += !std::isfinite(a);
-          alwaysNonFinite += !std::isfinite(b);
-          unmatched += !(std::isnan(a) && std::isnan(b)) && a != b;
-          continue;
-        }
-        // The two orders of summation round differently, by up to about
-        // K roundings of the reduce type relative to the summed
-        // magnitudes: large micro-batch gradients that cancel leave a
-        // small result with a large error on both sides.
-        double bound = 1e-5 + 1.3e-6 * std::fabs(b) +
-                       tolerance.unit * (std::fabs(a) + alwaysMagnitude[r][j]) +
-                       (k + 2) * tolerance.reduceUnit * alwaysMagnitude[r][j] +
-                       (k + 1) * tolerance.tiny;
-        worst = std::max(worst, std::fabs(a - b) - bound);
-        checksum += a;
-      }
-      if (nonFinite || (!windowOpt && alwaysNonFinite))
+      GradientComparison c = compareWithAlwaysSync(
+          synced->values(r), always[r], alwaysMagnitude[r], tolerance, k);
+      checksum += c.checksum;
+      if (c.nonFinite || (!windowOpt && c.alwaysNonFinite))
         std::fprintf(stderr,
                      "rank %lld: %s: the gradient of @%s holds %lld "
                      "non-finite values%s\n",
                      (long long)rank, tag.c_str(), results[r].param.c_str(),
-                     (long long)nonFinite,
+                     (long long)c.nonFinite,
                      windowOpt ? ""
                                : (" (always-sync accumulation: " +
-                                  std::to_string(alwaysNonFinite) + ")")
+                                  std::to_string(c.alwaysNonFinite) + ")")
                                      .c_str());
       if (!windowOpt && tolerance.compared)
-        expect(worst <= 0 && unmatched == 0,
+        expect(c.within(),
                tag + ": the gradient of @" + results[r].param +
                    " differs from always-sync accumulation" +
-                   (unmatched ? " (" + std::to_string(unmatched) +
+                   (c.unmatched ? " (" + std::to_string(c.unmatched) +
                                     " non-finite values where it has others)"
                               : std::string()));
     }
-    if (rank == 0) {
-      // Only a one-element result can be a loss; anything else (a dx, ...)
-      // is reported as what it is.
-      for (size_t r = 0; r < results.size(); ++r) {
-        if (!results[r].param.empty())
-          continue;
-        if (results[r].epilogue) {
-          std::printf("%s: result #%zu %s (epilogue, once per window%s): "
-                      "element sum (rank 0) %.6f\n",
-                      tag.c_str(), r, typeString(results[r]).c_str(),
-                      results[r].next >= 0
-                          ? (", argument #" + std::to_string(results[r].next) +
-                             " next window")
-                                .c_str()
-                          : "",
-                      outputSums[r]);
-          continue;
-        }
-        bool scalar =
-            results[r].shape.empty() ||
-            (results[r].shape.size() == 1 && results[r].shape[0] == 1);
-        std::printf("%s: result #%zu %s (%s): %s over the %d micro-batches "
-                    "(rank 0) %.6f\n",
-                    tag.c_str(), r, typeString(results[r]).c_str(),
-                    scalar ? "scalar: the loss" : "untied, not a scalar loss",
-                    scalar ? "sum" : "element sum", k, outputSums[r]);
-      }
-      std::printf("%s: gradient checksum (rank 0) %.9f\n", tag.c_str(),
-                  checksum);
-    }
+    if (rank == 0)
+      printWindowResults(tag, results, outputSums, k, checksum);
     if (!outNpyOpt.empty() && !allOk())
       return stop();
 

@@ -175,3 +175,83 @@ void dist_run::writeResultsIndex(const std::string &path,
   if (!f || std::fclose(f) != 0)
     error = "'" + path + "': cannot write the file";
 }
+
+void dist_run::printWindowResults(const std::string &tag,
+                                  const std::vector<Slot> &results,
+                                  const std::vector<double> &outputSums, int k,
+                                  double checksum) {
+  // Only a one-element result can be a loss; anything else (a dx, ...)
+  // is reported as what it is.
+  for (size_t r = 0; r < results.size(); ++r) {
+    if (!results[r].param.empty())
+      continue;
+    if (results[r].epilogue) {
+      std::printf("%s: result #%zu %s (epilogue, once per window%s): "
+                  "element sum (rank 0) %.6f\n",
+                  tag.c_str(), r, typeString(results[r]).c_str(),
+                  results[r].next >= 0
+                      ? (", argument #" + std::to_string(results[r].next) +
+                         " next window")
+                            .c_str()
+                      : "",
+                  outputSums[r]);
+      continue;
+    }
+    bool scalar = results[r].shape.empty() ||
+                  (results[r].shape.size() == 1 && results[r].shape[0] == 1);
+    std::printf("%s: result #%zu %s (%s): %s over the %d micro-batches "
+                "(rank 0) %.6f\n",
+                tag.c_str(), r, typeString(results[r]).c_str(),
+                scalar ? "scalar: the loss" : "untied, not a scalar loss",
+                scalar ? "sum" : "element sum", k, outputSums[r]);
+  }
+  std::printf("%s: gradient checksum (rank 0) %.9f\n", tag.c_str(), checksum);
+}
+
+std::optional<std::vector<size_t>>
+dist_run::matchNoSyncResults(const std::vector<Slot> &noSyncResults,
+                             const std::vector<Slot> &results) {
+  std::vector<size_t> toStep;
+  std::vector<bool> taken(results.size());
+  size_t next = 0;
+  for (const Slot &s : noSyncResults) {
+    size_t r = s.param.empty() ? next : 0;
+    while (r < results.size() &&
+           (taken[r] || results[r].epilogue || results[r].param != s.param))
+      ++r;
+    if (r == results.size() || results[r].shape != s.shape)
+      return std::nullopt;
+    taken[r] = true;
+    toStep.push_back(r);
+    if (s.param.empty())
+      next = r + 1;
+  }
+  return toStep;
+}
+
+int64_t dist_run::readParamGroups(ModuleOp module, std::vector<Slot> &args,
+                                  std::vector<ParamGroup> &groups) {
+  int64_t world = 1;
+  module->walk([&](dist::MeshOp mesh) {
+    int64_t size = 1;
+    for (int64_t d : mesh.getShape())
+      size *= d;
+    world = std::max(world, size);
+  });
+  groups.assign(args.size(), ParamGroup());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].param.empty())
+      continue;
+    auto param = SymbolTable::lookupSymbolIn(module, args[i].param);
+    auto paramOp = dyn_cast_or_null<dist::ParameterOp>(param);
+    if (!paramOp || !paramOp.isSharded())
+      continue;
+    auto mesh = dist::lookupMesh(paramOp, paramOp.getMeshAttr());
+    groups[i].shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    ArrayRef<int64_t> axes = paramOp.getAxes(); // empty: every axis
+    groups[i].axes.assign(axes.begin(), axes.end());
+    if (std::optional<int64_t> dim0 = paramOp.getUnshardedDim0())
+      args[i].unshardedDim0 = *dim0;
+  }
+  return world;
+}

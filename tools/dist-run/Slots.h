@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,33 @@ std::string typeString(const Slot &slot);
 /// `<index> out <type>`; on failure sets `error`.
 void writeResultsIndex(const std::string &path,
                        const std::vector<Slot> &results, std::string &error);
+
+/// The process group of a sharded parameter argument: its mesh's shape and
+/// the axes it is sharded over (empty: every axis); empty for the others.
+struct ParamGroup {
+  std::vector<int64_t> shape, axes;
+};
+
+/// The world `module` was compiled for (its largest mesh) and, per
+/// argument, its parameter's group; sets each padded parameter's
+/// unshardedDim0.
+int64_t readParamGroups(mlir::ModuleOp module, std::vector<Slot> &args,
+                        std::vector<ParamGroup> &groups);
+
+/// Which result of the step each result of its no_sync variant is: the
+/// untied ones in order, a tied one left unstashed by its parameter;
+/// nullopt when they do not match.
+std::optional<std::vector<size_t>>
+matchNoSyncResults(const std::vector<Slot> &noSyncResults,
+                   const std::vector<Slot> &results);
+
+/// Rank 0's report of a window: each untied result's sum over the K
+/// micro-batches (a one-element one labelled the loss; an epilogue's once
+/// per window) and the gradient checksum.
+void printWindowResults(const std::string &tag,
+                        const std::vector<Slot> &results,
+                        const std::vector<double> &outputSums, int k,
+                        double checksum);
 
 } // namespace dist_run
 

@@ -1,0 +1,34 @@
+//===- AlwaysSync.cpp - a window's gradient against always-sync -----------===//
+
+#include "AlwaysSync.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace dist_run;
+
+GradientComparison
+dist_run::compareWithAlwaysSync(llvm::ArrayRef<float> got,
+                                llvm::ArrayRef<double> always,
+                                llvm::ArrayRef<double> alwaysMagnitude,
+                                const SyncTolerance &tolerance, int k) {
+  GradientComparison c;
+  for (size_t j = 0; j < got.size(); ++j) {
+    double a = got[j], b = always[j];
+    // A non-finite value is reported, and passes only where always-sync
+    // accumulation has the same one (an overflow the stash adds fails).
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      c.nonFinite += !std::isfinite(a);
+      c.alwaysNonFinite += !std::isfinite(b);
+      c.unmatched += !(std::isnan(a) && std::isnan(b)) && a != b;
+      continue;
+    }
+    double bound = 1e-5 + 1.3e-6 * std::fabs(b) +
+                   tolerance.unit * (std::fabs(a) + alwaysMagnitude[j]) +
+                   (k + 2) * tolerance.reduceUnit * alwaysMagnitude[j] +
+                   (k + 1) * tolerance.tiny;
+    c.worst = std::max(c.worst, std::fabs(a - b) - bound);
+    c.checksum += a;
+  }
+  return c;
+}
