@@ -11,7 +11,8 @@
 // - analysis "counts": a pass's totals for one run. These replace the
 //   passes' ODS statistics: Debian's LLVM is built without LLVM_ENABLE_STATS,
 //   so MLIR's pass statistics never count there (--mlir-pass-statistics
-//   printed an empty report).
+//   printed an empty report). A remark about a module the parser made
+//   around a file (located file:0:0) is shown at the file's first line.
 //
 // The category of each remark is the pass's flag (dist-apply-no-sync, ...);
 // the remark's function is the enclosing function's name. Without an
