@@ -64,7 +64,10 @@ install(FILES ${PROJECT_BINARY_DIR}/DistConfig.cmake
 # The embedding surface beyond C++ (README "Embedding dist"): the C API
 # (headers and libDistCAPI.so, exported as Dist::DistCAPI), the tools for
 # editors and reduction, and the mlir-opt plugin (a module, loaded by path).
-install(DIRECTORY include/Dist-c DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/Dist-c DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/include/Dist-c/Version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/Dist-c)
 install(TARGETS DistCAPI EXPORT DistTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -11,6 +11,7 @@
 #ifndef DIST_C_DIALECT_H
 #define DIST_C_DIALECT_H
 
+#include "Dist-c/Version.h"
 #include "mlir-c/IR.h"
 #include "mlir-c/Support.h"
 
@@ -32,6 +33,11 @@ MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Dist, dist);
 /// mlirModuleIsNull). MLIR bytecode is parsed unchecked.
 MLIR_CAPI_EXPORTED MlirModule mlirDistModuleCreateParse(
     MlirContext context, MlirStringRef source, MlirStringRef sourceName);
+
+/// The version of the dist library linked (DIST_VERSION_STRING of the
+/// release it was built from): a host compares it with the
+/// DIST_VERSION_STRING it compiled against.
+MLIR_CAPI_EXPORTED const char *mlirDistGetVersion(void);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dist-c/Version.h"
 #include "Dist/InitDist.h"
 #include "Dist/Support/InputGuard.h"
 
@@ -34,6 +35,10 @@ static llvm::cl::opt<unsigned> maxNesting(
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "dist version " DIST_VERSION_STRING
+          " (built with LLVM/MLIR " DIST_MLIR_VERSION_STRING ")\n";
+  });
   mlir::registerAllPasses();
   mlir::dist::registerAllDistPasses();
   mlir::DialectRegistry registry;

@@ -55,3 +55,5 @@ MlirModule mlirDistModuleCreateParse(MlirContext context, MlirStringRef source,
     return MlirModule{nullptr};
   return wrap(module.release());
 }
+
+const char *mlirDistGetVersion(void) { return DIST_VERSION_STRING; }

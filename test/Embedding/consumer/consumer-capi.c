@@ -9,12 +9,22 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void print(MlirStringRef text, void *userData) {
   fwrite(text.data, 1, text.length, (FILE *)userData);
 }
 
 int main(int argc, char **argv) {
+  /* The header and the library must be of one dist release. */
+  if (strcmp(mlirDistGetVersion(), DIST_VERSION_STRING) != 0) {
+    fprintf(stderr, "consumer-capi: compiled against dist %s, linked %s\n",
+            DIST_VERSION_STRING, mlirDistGetVersion());
+    return 1;
+  }
+  fprintf(stderr, "consumer-capi: dist %s (%d.%d.%d), built with MLIR %s\n",
+          mlirDistGetVersion(), DIST_VERSION_MAJOR, DIST_VERSION_MINOR,
+          DIST_VERSION_PATCH, DIST_MLIR_VERSION_STRING);
   if (argc != 2) {
     fprintf(stderr, "usage: consumer-capi file.mlir\n");
     return 2;
