@@ -8,12 +8,22 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dist-c/Version.h"
 #include "Dist/InitDist.h"
 #include "Dist/Support/InputGuard.h"
 
 #include "mlir/Tools/mlir-lsp-server/MlirLspServerMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
+  // Upstream's main names itself "MLIR LSP Language Server"; --version says
+  // which server this is.
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "dist-lsp-server: dist's MLIR language server, dist "
+          "version " DIST_VERSION_STRING
+          " (built with LLVM/MLIR " DIST_MLIR_VERSION_STRING ")\n";
+  });
   mlir::DialectRegistry registry;
   mlir::dist::registerDistToolDialects(registry);
   // The server parses what the editor sends, unchecked: on a large stack,
