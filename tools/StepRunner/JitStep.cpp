@@ -92,21 +92,16 @@ llvm::Expected<StepFunctions> dist_step::prepareStep(ModuleOp module,
 
 llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
                                         const JitOptions &options,
+                                        StepFunctions fns,
                                         StepSignature signature) {
   // The host's f32 tensors in, f32 results out, whatever the step computes
   // in (F32Boundary.h).
-  std::string variant = options.entry;
-  if (!options.window)
-    if (auto step = dyn_cast_or_null<func::FuncOp>(
-            SymbolTable::lookupSymbolIn(module, options.entry)))
-      if (FailureOr<func::FuncOp> linked = dist::lookupNoSyncVariant(step);
-          succeeded(linked) && *linked)
-        variant = linked->getName().str();
-  if (!options.window && variant == options.entry)
-    return error("@" + options.entry + " links to no no_sync variant "
-                 "(run prepareStep first)");
-  std::vector<std::string> entries = {options.entry};
-  if (!options.window)
+  // Names, before the lowering replaces the functions (for a whole window
+  // the variant is the step itself).
+  const std::string entry = fns.sync.getName().str(),
+                    variant = fns.noSync.getName().str();
+  std::vector<std::string> entries = {entry};
+  if (variant != entry)
     entries.push_back(variant);
   for (const std::string &name : entries)
     if (auto func = dyn_cast_or_null<func::FuncOp>(
@@ -144,7 +139,7 @@ llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
   (*engine)->initialize();
   // The C interfaces, by the names invokePacked takes (it adds the _mlir_
   // of the packed wrapper ExecutionEngine makes of every function).
-  std::string functions[2] = {variant, options.entry};
+  std::string functions[2] = {variant, entry};
   return Step(std::move(signature),
               [engine = std::move(*engine),
                functions](Variant variant,

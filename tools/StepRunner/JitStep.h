@@ -61,11 +61,13 @@ llvm::Expected<StepFunctions> prepareStep(mlir::ModuleOp module,
                                           const JitOptions &options,
                                           llvm::StringRef name);
 
-/// Gives @<entry> and @<entry>_no_sync an f32 boundary if they compute in
-/// bf16, f16 or f64 (F32Boundary.h: `signature` is the host's f32 view),
-/// lowers the prepared `module` to LLVM and JIT-compiles it into a step with
-/// `signature` that calls _mlir_ciface_<entry>[_no_sync].
+/// Gives the step and its no_sync variant (`fns`, from prepareStep) an f32
+/// boundary if they compute in bf16, f16 or f64 (F32Boundary.h: `signature`
+/// is the host's f32 view), lowers the prepared `module` to LLVM and
+/// JIT-compiles it into a step with `signature` that calls their C
+/// interfaces.
 llvm::Expected<Step> jitStep(mlir::ModuleOp module, const JitOptions &options,
+                             StepFunctions fns,
                              StepSignature signature);
 
 } // namespace dist_step

@@ -214,7 +214,7 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(noSyncExpected.takeError()));
   NoSyncCheck noSyncCheck(*noSyncExpected);
   llvm::Expected<dist_step::Step> step = dist_step::jitStep(
-      *module, jit,
+      *module, jit, *fns,
       {shapesOf(args), shapesOf(results), shapesOf(noSyncResults)});
   if (!step)
     return fail(llvm::toString(step.takeError()));

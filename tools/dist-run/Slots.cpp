@@ -232,12 +232,8 @@ dist_run::matchNoSyncResults(const std::vector<Slot> &noSyncResults,
 int64_t dist_run::readParamGroups(ModuleOp module, std::vector<Slot> &args,
                                   std::vector<ParamGroup> &groups) {
   int64_t world = 1;
-  module->walk([&](dist::MeshOp mesh) {
-    int64_t size = 1;
-    for (int64_t d : mesh.getShape())
-      size *= d;
-    world = std::max(world, size);
-  });
+  module->walk(
+      [&](dist::MeshOp mesh) { world = std::max(world, mesh.getWorldSize()); });
   groups.assign(args.size(), ParamGroup());
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].param.empty())
