@@ -41,7 +41,7 @@ import torch.multiprocessing as mp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-from dist_torch import recipe as recipes  # noqa: E402
+from dist_torch import gloo, recipe as recipes  # noqa: E402
 
 W, K = 2, 4
 
@@ -52,7 +52,11 @@ def _port():
         return s.getsockname()[1]
 
 
-def _torch_rank(rank, port, path, windows, result):
+def _torch_rank(rank, *args):
+    gloo.run_rank(rank, _torch_rank_work, *args)
+
+
+def _torch_rank_work(rank, port, path, windows, result):
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     dist.init_process_group("gloo", rank=rank, world_size=W)
@@ -78,8 +82,7 @@ def _torch_rank(rank, port, path, windows, result):
                 times[schedule].append(float(t))
     if rank == 0:
         result.put({s: statistics.median(v) for s, v in times.items()})
-    dist.barrier()
-    dist.destroy_process_group()
+    dist.barrier()  # leave together; gloo.run_rank ends the process
 
 
 def torch_round(path, windows):

@@ -61,6 +61,10 @@ except Exception as e:  # not installed, or a broken install
     print(f"torch_peer: skipped: {type(e).__name__}: {e}")
     sys.exit(0)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+from dist_torch import gloo  # noqa: E402
+
 W, K = 2, 4
 MLPS = {"toy": (12, 16, 8, 32), "wide": (256, 1024, 256, 1), "wide32": (256, 1024, 256, 32)}
 TIMED = ["window_no_sync", "window_always_sync", "compute", "sync_step", "round"]
@@ -227,10 +231,13 @@ def rank_main(rank, port, a, q):
         dist.barrier()  # leave together: a gloo rank whose peer is gone can spin
         if rank == 0:
             q.put(("result", out))
-        dist.destroy_process_group()
+        code = 0
     except BaseException:
         q.put(("error", rank, traceback.format_exc()))
-        sys.exit(1)
+        code = 1
+    q.close()
+    q.join_thread()  # the message is sent before the process ends
+    gloo.leave(code)
 
 
 def blas_info():

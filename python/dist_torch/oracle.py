@@ -34,6 +34,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel
 
+from . import gloo
 from . import recipe as recipes
 from .files import data_path, load_params
 
@@ -56,73 +57,74 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _rank_main(rank, world, port, path, config, workdir, k, windows, lr, spoil, reference,
+def _rank_main(rank, *args):
+    gloo.run_rank(rank, _rank_work, *args)
+
+
+def _rank_work(rank, world, port, path, config, workdir, k, windows, lr, spoil, reference,
                seed, optimizer):
     torch.set_num_threads(1)
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=TIMEOUT_S))
-    try:
-        recipe = recipes.load(path, config)
-        model = recipe.build(seed)  # frozen parameters as the traced step's
-        load_params(model, workdir)
-        ddp = DistributedDataParallel(model)
-        trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-        opt = optimizer.torch_optimizer([p for _, p in trained]) if optimizer else \
-            torch.optim.SGD(ddp.parameters(), lr=lr)
+    recipe = recipes.load(path, config)
+    model = recipe.build(seed)  # frozen parameters as the traced step's
+    load_params(model, workdir)
+    ddp = DistributedDataParallel(model)
+    trained = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    opt = optimizer.torch_optimizer([p for _, p in trained]) if optimizer else \
+        torch.optim.SGD(ddp.parameters(), lr=lr)
 
-        def window_step():
-            norm = None
-            if optimizer and optimizer.clip is not None:
-                ps = [p for _, p in trained]
-                if spoil == "clip-per-parameter":
-                    norm = torch.linalg.vector_norm(torch.stack([
-                        torch.nn.utils.clip_grad_norm_([p], optimizer.clip) for p in ps]))
-                else:
-                    norm = torch.nn.utils.clip_grad_norm_(ps, optimizer.clip)
-            opt.step()
-            return norm
-        out = os.path.join(workdir, reference)
-        for w in range(windows):
-            for micro in range(k):
-                batch = [torch.from_numpy(np.load(data_path(workdir, w, micro, rank, i)))
-                         for i in range(_data_count(workdir))]
-                last = micro == k - 1
-                with (ddp.no_sync() if not last else contextlib.nullcontext()):
-                    loss = recipe.loss(ddp, *batch) / k
-                    if not (spoil == "drop-micro-batch" and micro == 1):
-                        loss.backward()
-                if spoil == "epilogue-every-micro-batch" and not last:
-                    window_step()
-                np.save(os.path.join(out, "w%d_k%d_r%d_loss.npy" % (w, micro, rank)),
-                        loss.detach().reshape(()).numpy())
-            if spoil == "double-average":
-                for _, p in trained:
-                    p.grad /= world
-            grads = [p.grad.detach().clone() for _, p in trained]
-            # DDP's invariant: every rank holds the same averaged gradient
-            # (non-finite entries too; compare.py fails them).
+    def window_step():
+        norm = None
+        if optimizer and optimizer.clip is not None:
+            ps = [p for _, p in trained]
+            if spoil == "clip-per-parameter":
+                norm = torch.linalg.vector_norm(torch.stack([
+                    torch.nn.utils.clip_grad_norm_([p], optimizer.clip) for p in ps]))
+            else:
+                norm = torch.nn.utils.clip_grad_norm_(ps, optimizer.clip)
+        opt.step()
+        return norm
+    out = os.path.join(workdir, reference)
+    for w in range(windows):
+        for micro in range(k):
+            batch = [torch.from_numpy(np.load(data_path(workdir, w, micro, rank, i)))
+                     for i in range(_data_count(workdir))]
+            last = micro == k - 1
+            with (ddp.no_sync() if not last else contextlib.nullcontext()):
+                loss = recipe.loss(ddp, *batch) / k
+                if not (spoil == "drop-micro-batch" and micro == 1):
+                    loss.backward()
+            if spoil == "epilogue-every-micro-batch" and not last:
+                window_step()
+            np.save(os.path.join(out, "w%d_k%d_r%d_loss.npy" % (w, micro, rank)),
+                    loss.detach().reshape(()).numpy())
+        if spoil == "double-average":
+            for _, p in trained:
+                p.grad /= world
+        grads = [p.grad.detach().clone() for _, p in trained]
+        # DDP's invariant: every rank holds the same averaged gradient
+        # (non-finite entries too; compare.py fails them).
+        for (n, _), g in zip(trained, grads):
+            ref = g.clone()
+            dist.broadcast(ref, 0)
+            if not torch.allclose(ref, g, rtol=0, atol=0, equal_nan=True):
+                raise RuntimeError("rank %d: DDP's gradient of %s differs from rank 0's "
+                                   "by %g" % (rank, n, float((ref - g).abs().max())))
+        if rank == 0:
             for (n, _), g in zip(trained, grads):
-                ref = g.clone()
-                dist.broadcast(ref, 0)
-                if not torch.allclose(ref, g, rtol=0, atol=0, equal_nan=True):
-                    raise RuntimeError("rank %d: DDP's gradient of %s differs from rank 0's "
-                                       "by %g" % (rank, n, float((ref - g).abs().max())))
-            if rank == 0:
-                for (n, _), g in zip(trained, grads):
-                    np.save(os.path.join(out, "w%d_%s.npy" % (w, n)), g.numpy())
-            norm = window_step()
-            if rank == 0 and optimizer:
-                if norm is not None:
-                    np.save(os.path.join(out, "w%d_norm.npy" % w), norm.detach().numpy())
-                for n, p in trained:
-                    np.save(os.path.join(out, "w%d_next_%s.npy" % (w, n)),
-                            p.detach().numpy())
-            opt.zero_grad(set_to_none=False)
-        dist.barrier()
-    finally:
-        dist.destroy_process_group()
+                np.save(os.path.join(out, "w%d_%s.npy" % (w, n)), g.numpy())
+        norm = window_step()
+        if rank == 0 and optimizer:
+            if norm is not None:
+                np.save(os.path.join(out, "w%d_norm.npy" % w), norm.detach().numpy())
+            for n, p in trained:
+                np.save(os.path.join(out, "w%d_next_%s.npy" % (w, n)),
+                        p.detach().numpy())
+        opt.zero_grad(set_to_none=False)
+    dist.barrier()  # leave together; gloo.run_rank ends the process
 
 
 def _data_count(workdir: str) -> int:
@@ -141,7 +143,7 @@ def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
                                                    optimizer),
                                  nprocs=world, join=False, start_method="spawn")
     deadline = time.monotonic() + TIMEOUT_S
-    while not context.join(timeout=1):
+    while not _joined(context):
         if time.monotonic() > deadline:
             alive = [r for r, p in enumerate(context.processes) if p.is_alive()]
             for r in alive:
@@ -150,6 +152,14 @@ def run(path: str, config: str, workdir: str, world: int, k: int, windows: int,
                               "still running; DIST_TORCH_REFERENCE_TIMEOUT_S sets the limit)"
                               % (TIMEOUT_S, alive or "none"))
 
+def _joined(context) -> bool:
+    """Whether every rank has ended; a rank that failed (its traceback is on
+    stderr) stops the others and fails the reference."""
+    try:
+        return context.join(timeout=1)
+    except mp.ProcessExitedException as e:
+        raise OracleError("the PyTorch DDP reference failed: rank %d exited with code %s "
+                          "(its traceback is above)" % (e.error_index, e.exit_code)) from None
 
 
 def f64_reference(path: str, config: str, workdir: str, world: int, k: int, seed: int = 0):
