@@ -13,8 +13,10 @@ Nothing here comes from the compiler or from examples/gen_toy.py.
 import numpy as np
 
 import reference_epilogue
+import rounding
+from rounding import ROUNDOFF, round_to
 
-GELU_C = np.sqrt(2.0 / np.pi)
+GELU_C = rounding.GELU_C
 
 
 def act_forward(act, z):
@@ -49,45 +51,91 @@ def _weight_and_bias(layer, params):
     return p, (params[layer.bias] if layer.bias else None)
 
 
-def micro_step(case, params, x, y):
-    """Forward and backward of one micro-batch: (loss, {param: local grad}, dx).
+def micro_step(case, params, x, y, perr=None):
+    """Forward and backward of one micro-batch: (loss, {param: local grad},
+    dx, errors). `perr` bounds how far the float32 parameters of the run
+    under test may be from `params` (zero if None); `errors` holds the
+    same bounds for what the float32 step computes (rounding.py):
+    {"loss": float, "grads": {param: array}, "dx": array}.
     An inf in the data (Epilogue.inf_window) gives NaNs quietly."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return _micro_step(case, params, x, y)
+        return _micro_step(case, params, x, y, perr or {})
 
 
-def _micro_step(case, params, x, y):
-    h, saved = x, []
+def _micro_step(case, params, x, y, perr):
+    def err(name):
+        return perr.get(name, np.zeros(params[name].shape)) if name else 0.0
+
+    def weight_err(layer):
+        e = err(layer.weight)
+        return e[:, :layer.din] if layer.packed else e
+
+    def bias_errs(layer):
+        """The biases' values and bounds: (|b| + |b2|, e(b) + e(b2))."""
+        _, b = _weight_and_bias(layer, params)
+        mag = (np.abs(b) if b is not None else 0.0) + \
+            (np.abs(params[layer.bias2]) if layer.bias2 else 0.0)
+        e = (err(layer.weight)[:, layer.din] if layer.packed else err(layer.bias)) + \
+            err(layer.bias2)
+        return mag, e
+
+    h, eh, saved = x, np.zeros(x.shape), []
     for l in case.layers:
         w, b = _weight_and_bias(l, params)
+        s = abs(_scale(l))
         z = h @ (_scale(l) * w).T
         if b is not None:
             z = z + b
         if l.bias2:
             z = z + params[l.bias2]
-        saved.append((h, z))
+        bmag, be = bias_errs(l)
+        ez = s * (eh @ np.abs(w).T + np.abs(h) @ weight_err(l).T) + be + \
+            rounding.gamma(l.din + 3) * (s * np.abs(h) @ np.abs(w).T + bmag)
+        saved.append((h, eh, z, ez))
         h = act_forward(l.act, z)
+        eh = rounding.act_bounds(l.act, z, ez)[0]
     diff = h - y
+    ediff = eh + rounding.U * np.abs(diff)
     scale = 1.0 / (case.batch * case.layers[-1].dout * case.k)
     loss = float(np.sum(diff * diff) * scale)
+    eloss = float(scale * (np.sum(2 * np.abs(diff) * ediff)
+                           + rounding.gamma(diff.size + 3) * np.sum(diff * diff)))
     # GradScaler's scale multiplies the loss the backward starts from.
     loss_scale = case.epilogue.scale if case.epilogue and case.epilogue.scale else 1.0
     dh = 2.0 * scale * loss_scale * diff
+    edh = 2.0 * scale * loss_scale * (ediff + 4 * rounding.U * np.abs(diff))
     grads = {name: np.zeros(p.shape) for name, p in case.params.items()}
-    for l, (h_in, z) in reversed(list(zip(case.layers, saved))):
-        dz = dh * act_derivative(l.act, z)
+    egrads = {name: np.zeros(p.shape) for name, p in case.params.items()}
+    # A tied parameter's uses add up: one rounding per use, on their sum.
+    mags = {name: np.zeros(p.shape) for name, p in case.params.items()}
+    for l, (h_in, eh_in, z, ez) in reversed(list(zip(case.layers, saved))):
+        dfz = act_derivative(l.act, z)
+        edf = rounding.act_bounds(l.act, z, ez)[1]
+        dz = dh * dfz
+        edz = edh * (np.abs(dfz) + edf) + np.abs(dh) * edf + rounding.U * np.abs(dz)
+        s = abs(_scale(l))
         dw, db = _scale(l) * (dz.T @ h_in), dz.sum(axis=0)
+        mdw = s * (np.abs(dz).T @ np.abs(h_in))
+        edw = s * (edz.T @ np.abs(h_in) + np.abs(dz).T @ eh_in) + \
+            rounding.gamma(case.batch + 2) * mdw
+        edb = edz.sum(axis=0) + rounding.gamma(case.batch) * np.abs(dz).sum(axis=0)
+        mdb = np.abs(dz).sum(axis=0)
+        uses = [(l.weight, (slice(None), slice(0, l.din)) if l.packed else Ellipsis, dw, edw,
+                 mdw)]
         if l.packed:
-            grads[l.weight][:, :l.din] += dw
-            grads[l.weight][:, l.din] += db
-        else:
-            grads[l.weight] += dw
-        if l.bias:
-            grads[l.bias] += db
-        if l.bias2:
-            grads[l.bias2] += db
-        dh = dz @ (_scale(l) * _weight_and_bias(l, params)[0])
-    return loss, grads, dh
+            uses.append((l.weight, (slice(None), l.din), db, edb, mdb))
+        uses += [(n, Ellipsis, db, edb, mdb) for n in (l.bias, l.bias2) if n]
+        for name, where, g, e, m in uses:
+            grads[name][where] += g
+            egrads[name][where] += e
+            mags[name][where] += m
+        w = _weight_and_bias(l, params)[0]
+        dh = dz @ (_scale(l) * w)
+        edh = s * (edz @ np.abs(w) + np.abs(dz) @ weight_err(l)) + \
+            rounding.gamma(l.dout + 2) * s * (np.abs(dz) @ np.abs(w))
+    for name in egrads:
+        egrads[name] += rounding.gamma(len(case.layers) + 1) * mags[name]
+    return loss, grads, dh, {"loss": eloss, "grads": egrads, "dx": edh}
 
 
 def shard_index(case, param, rank):
@@ -133,29 +181,17 @@ def draw_inputs(case):
     return params, data
 
 
-# Unit roundoff u (half an ulp at 1) of the types a parameter computes or
-# reduces in.
-ROUNDOFF = {"f32": 2.0 ** -24, "bf16": 2.0 ** -8, "f16": 2.0 ** -11}
-
-
-def round_to(x, dtype):
-    """`x` rounded to nearest even in `dtype` (through float32, as the model
-    holds it), back as float64. numpy has no bfloat16: its bits are the top
-    16 of a float32, rounded here on the integer."""
-    x32 = np.asarray(x, dtype=np.float32)
-    if dtype == "f32":
-        return x32.astype(np.float64)
-    if dtype == "f16":
-        return x32.astype(np.float16).astype(np.float64)
-    bits = x32.view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
 def expected_outputs(case, params32, data):
     """What every rank must return, per window:
     [{"grad": {(rank, param): array}, "out": {(micro, rank, result kind): array},
+      "epilogue": {(rank, result): array}, "err": {the same keys: array},
       "slack": {(rank, param): array}}].
+
+    "err" bounds how far a float32 run may be from each value (rounding.py),
+    the parameters it starts each window from included: window w's are the
+    result of w float32 updates.
 
     A mixed-precision parameter (Param.compute) enters the model rounded to
     its compute type, and each micro-batch's gradient leaves it rounded
@@ -166,35 +202,49 @@ def expected_outputs(case, params32, data):
     conversions), and a parameter held in the compute type rounds the synced
     gradient once more. "slack" is that bound per element, added to the
     tolerance; zero for f32 parameters."""
+    U, gamma = rounding.U, rounding.gamma
     params = {n: v.astype(np.float64) for n, v in params32.items()}
+    perr = {n: np.zeros(v.shape) for n, v in params.items()}
     if case.epilogue:
         state, step = reference_epilogue.initial_state(case)
+        serr = {key: np.zeros(v.shape) for key, v in state.items()}
     windows = []
     for w in range(case.windows):
         total = {n: np.zeros(p.shape) for n, p in case.params.items()}
+        etotal = {n: np.zeros(p.shape) for n, p in case.params.items()}
         magnitude = {n: np.zeros(p.shape) for n, p in case.params.items()}
         used = {n: round_to(v, case.params[n].compute) if case.params[n].compute != "f32" else v
                 for n, v in params.items()}
-        out = {}
+        out, err = {}, {}
         for k in range(case.k):
             for r in range(case.world):
                 x, y = (a.astype(np.float64) for a in data[w][k][r])
-                loss, grads, dx = micro_step(case, used, x, y)
+                loss, grads, dx, e = micro_step(case, used, x, y, perr)
                 for n in total:
                     g = grads[n]
                     if case.params[n].compute != "f32":
                         g = round_to(g, case.params[n].compute)
                     total[n] += g
+                    etotal[n] += e["grads"][n]
                     magnitude[n] += np.abs(g)
                 out[(k, r, "loss")] = np.array(loss).reshape(() if case.loss_rank0 else (1,))
-                out[(k, r, "dx")] = dx
+                err[("out", k, r, "loss")] = np.full(out[(k, r, "loss")].shape, e["loss"])
+                out[(k, r, "dx")], err[("out", k, r, "dx")] = dx, e["dx"]
                 if case.gradnorm:
-                    out[(k, r, "gradnorm")] = np.array([np.sum(grads[case.gradnorm] ** 2)])
+                    g, eg = grads[case.gradnorm], e["grads"][case.gradnorm]
+                    out[(k, r, "gradnorm")] = np.array([np.sum(g ** 2)])
+                    err[("out", k, r, "gradnorm")] = np.array([
+                        np.sum(2 * np.abs(g) * eg) + gamma(g.size + 1) * np.sum(g ** 2)])
         # A gradient returned in the "sum" form is not averaged (Case.sync_forms).
-        full = {n: g / (1 if case.sync_forms.get(n) == "sum" else case.world)
-                for n, g in total.items()}
+        div = {n: 1 if case.sync_forms.get(n) == "sum" else case.world for n in total}
+        full = {n: g / div[n] for n, g in total.items()}
+        efull = {n: (etotal[n] + gamma(case.k + case.world + 2) * magnitude[n]) / div[n]
+                 for n in total}
         grad = {(r, n): local_part(case, case.params[n], full[n], r)
                 for r in range(case.world) for n in case.params}
+        for r in range(case.world):
+            for n in case.params:
+                err[("grad", r, n)] = local_part(case, case.params[n], efull[n], r)
         slack = {}
         for n, p in case.params.items():
             bound = np.zeros(p.shape)
@@ -207,28 +257,38 @@ def expected_outputs(case, params32, data):
                          * magnitude[n] / case.world)
             for r in range(case.world):
                 slack[(r, n)] = local_part(case, p, bound, r)
-        window = {"grad": grad, "out": out, "slack": slack}
+        window = {"grad": grad, "out": out, "slack": slack, "err": err}
         windows.append(window)
         if not case.epilogue:
             for n in params:
-                params[n] = params[n] - case.lr * full[n]
+                step_n = case.lr * full[n]
+                params[n] = params[n] - step_n
+                perr[n] = perr[n] + case.lr * efull[n] + \
+                    2 * U * (np.abs(params[n]) + np.abs(step_n))
             continue
         # The epilogue's results, per rank (the backward's gradients carry
         # the loss scale: Epilogue.scale multiplies the loss's seed).
-        params, state, step, norm, window["skipped"] = reference_epilogue.apply(
-            case, full, params, state, step)
+        params, state, step, norm, window["skipped"], e = reference_epilogue.apply(
+            case, full, params, state, step, {"grad": efull, "param": perr, "state": serr})
+        perr, serr = e["param"], e["state"]
         epi = window["epilogue"] = {}
         for r in range(case.world):
             for res in case.results:
                 p = case.params.get(res[1]) if len(res) > 1 else None
                 if res[0] == "next":
                     epi[(r, res)] = local_part(case, p, params[res[1]], r)
+                    err[("epilogue", r, res)] = local_part(case, p, perr[res[1]], r)
                 elif res[0] == "next_state":
-                    epi[(r, res)] = local_part(case, p, state[(res[1], res[2])], r)
+                    key = (res[1], res[2])
+                    epi[(r, res)] = local_part(case, p, state[key], r)
+                    err[("epilogue", r, res)] = local_part(case, p, serr[key], r)
                 elif res[0] == "next_step":
                     epi[(r, res)] = np.array(step)
+                    err[("epilogue", r, res)] = np.zeros(())
                 elif res[0] == "norm":
                     epi[(r, res)] = np.array(norm)
+                    err[("epilogue", r, res)] = np.array(e["norm"] if e["norm"] is not None
+                                                         else np.nan)
     return windows
 
 
@@ -238,7 +298,7 @@ def finite_difference_check(case, params32, data, eps=1e-6, samples=6):
     rng = np.random.default_rng(case.seed + 1)
     params = {n: v.astype(np.float64) for n, v in params32.items()}
     x, y = (a.astype(np.float64) for a in data[0][0][0])
-    _, grads, dx = micro_step(case, params, x, y)
+    _, grads, dx, _ = micro_step(case, params, x, y)
     problems = []
 
     def check(what, analytic, bump):

@@ -24,6 +24,7 @@ import difftest
 import gen_case
 import reference
 import reference_epilogue
+import rounding
 
 # A seed whose case passes today (generic linalg only; HSDP and ZeRO-3 on
 # two meshes of 4 ranks, K = 4).
@@ -92,6 +93,18 @@ def run(opts):
                         lambda p: bump(p, 0.01))
         check("a loss 1% off on the last rank's last micro-batch is reported", bool(found),
               "; ".join(found[:1]))
+        # rounding.py's bounds, not rtol 5e-3: one gradient rounded through
+        # bfloat16 (relative error up to 2^-9) is off the f32 bound.
+        def to_bf16(path):
+            np.save(path, rounding.round_to(np.load(path), "bf16").astype(np.float32))
+        for i, r in enumerate(case.results):
+            if r[0] != "grad":
+                continue
+            found = spoiled("w0_r0_grad%d.npy" % i, to_bf16)
+            check("the gradient of @%s rounded through bf16 (rank 0, window 0) is reported"
+                  % r[1], bool(found), "; ".join(found[:1]))
+        found = spoiled("w0_k0_r0_out%d.npy" % loss, to_bf16)
+        check("a loss rounded through bf16 is reported", bool(found), "; ".join(found[:1]))
         found = spoiled("w0_r0_grad%d.npy" % grad, os.remove)
         check("a missing gradient file is reported", bool(found), "; ".join(found[:1]))
         sharded = next(i for i, r in enumerate(case.results)
@@ -181,29 +194,38 @@ def run(opts):
     # non-finite window not skipped, and a next-parameter file bumped.
     original_apply = reference_epilogue.apply
 
-    def per_micro_batch(case, grads, params, state, step):
+    def per_micro_batch(case, grads, params, state, step, errs):
         for _ in range(case.k):
-            params, state, step, norm, skipped = original_apply(case, grads, params, state, step)
-        return params, state, step, norm, skipped
+            params, state, step, norm, skipped, e = original_apply(case, grads, params, state,
+                                                                   step, errs)
+            errs = dict(errs, param=e["param"], state=e["state"])
+        return params, state, step, norm, skipped, e
 
-    def per_parameter(case, grads, params, state, step):
-        out_p, out_s, norm = {}, dict(state), None
+    def per_parameter(case, grads, params, state, step, errs):
+        out_p, out_s, norm, out_e = {}, dict(state), None, {"param": {}, "state": {}}
         for n in params:
             own = {k: v for k, v in state.items() if k[0] == n}
-            p1, s1, _, norm, skipped = original_apply(case, {n: grads[n]}, {n: params[n]}, own, step)
+            own_errs = {"grad": {n: errs["grad"][n]}, "param": {n: errs["param"][n]},
+                        "state": {k: v for k, v in errs["state"].items() if k[0] == n}}
+            p1, s1, _, norm, skipped, e = original_apply(case, {n: grads[n]}, {n: params[n]},
+                                                         own, step, own_errs)
             out_p.update(p1)
             out_s.update(s1)
-        return out_p, out_s, step, norm, skipped
+            out_e["param"].update(e["param"])
+            out_e["state"].update(e["state"])
+            out_e["norm"] = e["norm"]
+        return out_p, out_s, step, norm, skipped, out_e
 
-    def not_skipped(case, grads, params, state, step):
+    def not_skipped(case, grads, params, state, step, errs):
         # Unscaled, then updated whatever the gradients hold (a NaN
         # parameter); still a non-finite window, whose gradients are not
         # compared.
         unscaled = dataclasses.replace(case, epilogue=dataclasses.replace(
             case.epilogue, scale=None))
         grads = {n: g / case.epilogue.scale for n, g in grads.items()}
-        return original_apply(unscaled, grads, params, state, step)[:4] + (
-            not all(np.all(np.isfinite(g)) for g in grads.values()),)
+        errs = dict(errs, grad={n: g / case.epilogue.scale for n, g in errs["grad"].items()})
+        out = original_apply(unscaled, grads, params, state, step, errs)
+        return out[:4] + (not all(np.all(np.isfinite(g)) for g in grads.values()), out[5])
 
     for want, spoils in [
             (lambda c: c.epilogue and c.epilogue.clip and c.epilogue.opt == "sgd" and c.k > 1
