@@ -247,6 +247,30 @@ def DistKeepFloatRoundingPass
   }];
 }
 
+def DistFuseElementwiseKeepContractionsPass
+    : Pass<"dist-fuse-elementwise-keep-contractions", "::mlir::ModuleOp"> {
+  let summary = "upstream's elementwise fusion, but never into or out of a "
+                "contraction";
+  let description = [{
+    Part of `-dist-lower-to-llvm`, before bufferization: upstream's
+    elementwise-fusion patterns (`linalg::populateElementwiseOpsFusionPatterns`,
+    the ones `-linalg-fuse-elementwise-ops` applies, with its control: the
+    producer has one use), so that splat constants (the pre-averaging's
+    1/W) fold into their generic as scalars and chains of elementwise
+    generics become one loop nest. Two things differ from upstream's pass,
+    both so that contractions stay in the form `-dist-outline-contractions`
+    sends to BLAS: a contraction (`linalg::isaContractionOpInterface`: a
+    multiply-add body with reduction loops) is never the producer or the
+    consumer of a fusion, and reshapes are not folded into generics by
+    expansion (which turned a 2-D `mm` behind a `tensor.expand_shape` into
+    a 4-loop contraction with two M loops). Upstream's pass did both, and
+    no contraction of the PyTorch front door's GPT reached BLAS.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def DistMathToLibmWherePossiblePass
     : Pass<"dist-math-to-libm-where-possible", "::mlir::ModuleOp"> {
   let summary = "upstream's math-to-libm patterns, applied where they match";

@@ -17,6 +17,9 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -26,6 +29,7 @@ namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPREPAREENTRYPOINTSPASS
 #define GEN_PASS_DEF_DISTSCFTOCONTROLFLOWLASTFIRSTPASS
 #define GEN_PASS_DEF_DISTKEEPFLOATROUNDINGPASS
+#define GEN_PASS_DEF_DISTFUSEELEMENTWISEKEEPCONTRACTIONSPASS
 #define GEN_PASS_DEF_DISTMATHTOLIBMWHEREPOSSIBLEPASS
 #define GEN_PASS_DEF_DISTCHECKLOWEREDTOLLVMPASS
 #include "Dist/Conversion/Passes.h.inc"
@@ -142,6 +146,30 @@ struct KeepFloatRoundingPass
       else if (auto trunc = dyn_cast<arith::TruncFOp>(op))
         op->removeAttr(trunc.getFastmathAttrName());
     });
+  }
+};
+
+/// Upstream's elementwise fusion with a control that leaves contractions
+/// alone, and without folding reshapes by expansion (Passes.td).
+struct FuseElementwiseKeepContractionsPass
+    : public dist::impl::DistFuseElementwiseKeepContractionsPassBase<
+          FuseElementwiseKeepContractionsPass> {
+  void runOnOperation() override {
+    auto isContraction = [](Operation *op) {
+      auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+      return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+    };
+    linalg::ControlFusionFn control = [&](OpOperand *fused) {
+      Operation *producer = fused->get().getDefiningOp();
+      return producer && producer->hasOneUse() && !isContraction(producer) &&
+             !isContraction(fused->getOwner());
+    };
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
   }
 };
 

@@ -30,8 +30,9 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   // One-Shot Bufferize handles.
   pm.addPass(createConvertElementwiseToLinalgPass());
   // Folds splat constants (the pre-averaging's W) into the generic as a
-  // scalar: otherwise each gradient shape got a global array of W.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  // scalar: otherwise each gradient shape got a global array of W. Leaves
+  // contractions as they are, for BLAS (Passes.td).
+  pm.addPass(createDistFuseElementwiseKeepContractionsPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
