@@ -517,11 +517,11 @@ int main(int argc, char **argv) {
     distrt_print_stats();
     int timed = windowsOpt > 1 ? windowsOpt - 1 : 1;
     if (windowOpt)
-      std::printf("throughput: %.1f micro-batches/s in whole windows over "
+      std::printf("throughput: %.3f micro-batches/s in whole windows over "
                   "%d window(s); no always-sync variant to compare with\n",
                   timed * k / seconds, timed);
     else
-      std::printf("throughput: %.1f micro-batches/s with no_sync, %.1f "
+      std::printf("throughput: %.3f micro-batches/s with no_sync, %.3f "
                   "always-sync (x%.2f), over %d window(s)\n",
                   timed * k / seconds, timed * k / alwaysSeconds,
                   alwaysSeconds / seconds, timed);
