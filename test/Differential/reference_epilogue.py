@@ -51,9 +51,10 @@ def apply(case, grads, params, state, step, errs):
         eg = {n: v / e.scale + 2 * U * np.abs(g[n]) for n, v in eg.items()}
         skipped = not all(np.all(np.isfinite(v)) for v in g.values())
     norm = enorm = None
+    if e.clip is not None:
+        norm = float(np.sqrt(sum(np.sum(v * v) for v in g.values())))
     if e.clip is not None and not skipped:
         size = sum(v.size for v in g.values())
-        norm = float(np.sqrt(sum(np.sum(v * v) for v in g.values())))
         # d norm = sum g dg / norm; the sum of squares rounds within gamma.
         enorm = (sum(float(np.sum(np.abs(v) * eg[n])) for n, v in g.items()) / max(norm, 1e-300)
                  + gamma(size + 2) * norm)
@@ -65,8 +66,6 @@ def apply(case, grads, params, state, step, errs):
             raw * enorm / (norm + 1e-6) + 3 * U * coef
         eg = {n: v * coef + np.abs(g[n]) * ecoef + U * np.abs(g[n] * coef) for n, v in eg.items()}
         g = {n: v * coef for n, v in g.items()}
-    elif e.clip is not None:
-        norm = float(np.sqrt(sum(np.sum(v * v) for v in g.values())))
     if skipped:
         return dict(params), dict(state), step, norm, True, {
             "param": dict(ep), "state": dict(es), "norm": enorm}

@@ -19,8 +19,6 @@
 #include "ToyModel.h"
 
 #include <cmath>
-#include <cstdint>
-#include <cstring>
 #include <vector>
 
 namespace toy {
@@ -46,16 +44,6 @@ inline std::vector<double> roundedToF32(const std::vector<double> &v) {
   for (size_t i = 0; i < v.size(); ++i)
     e[i] = kU * std::fabs(v[i]);
   return e;
-}
-
-/// v rounded to bfloat16 (nearest even on the float32 bits): what the
-/// bf16 mutation does to a gradient.
-inline float roundedToBf16(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof(bits));
-  bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000u;
-  std::memcpy(&v, &bits, sizeof(bits));
-  return v;
 }
 
 /// gelu(h), gelu'(h) and their bounds for an input off by eh.

@@ -39,6 +39,7 @@
 #include "ToyModel.h"
 #include "ToyReference.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <chrono>
@@ -425,8 +426,15 @@ int main(int argc, char **argv) {
         t *= kSafety;
       std::vector<float> got(gradOf(*sync, p).begin(), gradOf(*sync, p).end());
       if (bf16Opt && p == 2)
-        for (float &v : got)
-          v = roundedToBf16(v);
+        for (float &v : got) {
+          bool lost;
+          llvm::APFloat rounded(v);
+          rounded.convert(llvm::APFloat::BFloat(),
+                          llvm::APFloat::rmNearestTiesToEven, &lost);
+          rounded.convert(llvm::APFloat::IEEEsingle(),
+                          llvm::APFloat::rmNearestTiesToEven, &lost);
+          v = rounded.convertToFloat();
+        }
       check.close(got.data(),
                   shardOf<double>(g[p], kRows[p], kCols[p], rank), 0, 0,
                   tag + ": " + kParamNames[p] + " vs full batch", &tol);
