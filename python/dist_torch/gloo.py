@@ -5,7 +5,7 @@ ProcessGroupGloo are destroyed: the main thread holds the GIL in
 ~Reducer -> ~ProcessGroupGloo, which joins the group's worker thread, while
 that worker is freeing the last tensor of a finished collective and waits for
 the GIL to drop the tensor's Python object. Seen in CI (torch-op-zoo-w2: rank 1
-alive 600 s after its work was done) and in about one run in twenty of the
+alive 600 s after its work was done) and in about one run in eight of the
 oracle on two cores, with gdb showing exactly those two stacks.
 
 So a rank never runs those destructors: once its results are written (files
