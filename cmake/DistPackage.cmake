@@ -11,7 +11,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(DIST_EXPORTED_LIBRARIES
-  MLIRDistSupport MLIRDist MLIRDistTransforms MLIRDistToRuntime MLIRShardToDist)
+  MLIRDistSupport MLIRDist MLIRDistAnalysis MLIRDistTransforms MLIRDistToRuntime
+  MLIRShardToDist)
 set(DIST_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dist)
 
 # A package built with -DDIST_ENABLE_SANITIZERS=ON needs the sanitizer

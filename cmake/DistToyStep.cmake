@@ -9,7 +9,7 @@
 # Generates the ToyModel step with examples/gen_toy.py, compiles it ahead of
 # time (dist-opt --dist-no-sync-pipeline, --dist-lower-to-llvm, mlir-translate,
 # clang -O3 -march=native; see docs/Design.md) and links it with <driver.cpp>, the step
-# runner (tools/StepRunner) and the runtime into bin/<target>. TOY_WORLD and
+# runner (lib/Dist/StepRunner) and the runtime into bin/<target>. TOY_WORLD and
 # TOY_MODE are defined for the driver, which includes ToyModel.h. Without
 # BUCKETS the pipeline runs with bucket-cap-bytes=0: one collective per
 # parameter, which the parity drivers count. OPTIONS are more options of

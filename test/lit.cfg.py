@@ -36,15 +36,19 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 config.substitutions.append(
     ("%dist_capi_test", os.path.join(config.dist_tools_dir, "dist-capi-test")))
 dist_run = os.path.join(config.dist_tools_dir, "dist-run")
+dist_torch = os.path.join(config.dist_tools_dir, "dist-torch")
 if config.dist_sanitizers:
     # ASan installs its own SEGV handler, which reports in its own words.
     config.available_features.add("sanitizers")
-if config.dist_sanitizers:
     # dist-run hosts LLVM's JIT: the slow unwinder the sanitizer script asks
     # for (to match OpenMPI's leaks to their suppressions) deadlocks in it,
     # as in mlir-runner below, so dist-run runs with the fast unwinder and
-    # without leak checking (ASan and UBSan stay on).
-    dist_run = f"env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 LSAN_OPTIONS= {dist_run}"
+    # without leak checking (ASan and UBSan stay on). dist-torch's `train`
+    # starts dist-run under mpirun with its own environment, so it gets the
+    # same (test/Torch/CMakeLists.txt does this for the ctest runs).
+    jit_env = "env ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 LSAN_OPTIONS="
+    dist_run = f"{jit_env} {dist_run}"
+    dist_torch = f"{jit_env} {dist_torch}"
 # A command word, not part of a path such as %t (".../dist-run.mlir.tmp").
 config.substitutions.append((r"(?<![\w/.-])dist-run(?![\w/.-])", dist_run))
 
@@ -78,8 +82,7 @@ for python in [sys.executable, "/usr/bin/python3"]:
 if subprocess.run(["/usr/bin/python3", "-c", "import torch"],
                   capture_output=True).returncode == 0:
     config.available_features.add("torch")
-config.substitutions.append(
-    ("%dist_torch", os.path.join(config.dist_tools_dir, "dist-torch")))
+config.substitutions.append(("%dist_torch", dist_torch))
 mpirun = shutil.which("mpirun")
 if mpirun:
     config.available_features.add("mpi")

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dist/Support/StashBudget.h"
+#include "Dist/Analysis/StashBudget.h"
 
 #include "gtest/gtest.h"
 

@@ -1,4 +1,4 @@
-//===- StepRunnerTest.cpp - the step runner of tools/StepRunner -----------===//
+//===- StepRunnerTest.cpp - the step runner of lib/Dist/StepRunner -------===//
 //
 // A small step linked into the test (C-interface functions over
 // StridedMemRefType, as the lowering writes them) exercises the descriptors,
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "StepRunner.h"
+#include "Dist/StepRunner/StepRunner.h"
 
 #include "gtest/gtest.h"
 

@@ -8,7 +8,7 @@
 // process (the no_sync pipeline, which leaves its own unbucketed output
 // unchanged, then
 // -dist-lower-to-llvm) and JIT-compiles it with MLIR's ExecutionEngine
-// (tools/StepRunner/JitStep.h, whose window loop runs it); every rank
+// (Dist/StepRunner/JitStep.h, whose window loop runs it); every rank
 // compiles the same module. Arguments tied
 // to a dist.parameter are initialized from the seed (each shard from the
 // rank's position in the parameter's group, so replicated copies agree);
@@ -59,7 +59,7 @@
 // exact up to 2^24). The host's tensors (parameters, data, SGD, files,
 // checks) are f32 whatever the step's type: after the no_sync pipeline, a
 // step with other types gets an f32 boundary before the lowering
-// (tools/StepRunner/F32Boundary.h), so a bf16 parameter's master copy is f32
+// (Dist/StepRunner/F32Boundary.h), so a bf16 parameter's master copy is f32
 // on the host and rounded to bf16 at each call, like a mixed-precision
 // optimizer's master weights, and its gradient comes back widened to f32.
 // The ahead-of-time path (tools/dist-toy-train) is what production would
@@ -72,7 +72,7 @@
 #include "Dist/IR/DistOps.h"
 #include "Dist/Support/InputGuard.h"
 #include "AlwaysSync.h"
-#include "JitStep.h"
+#include "Dist/StepRunner/JitStep.h"
 #include "OwnReductions.h"
 #include "Npy.h"
 #include "Options.h"

@@ -4,7 +4,7 @@
 
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
-#include "F32Boundary.h"
+#include "Dist/StepRunner/F32Boundary.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 

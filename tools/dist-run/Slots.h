@@ -3,15 +3,15 @@
 // What dist-run knows of each argument and result of the step (its static
 // shape, the step's element type, bf16, f16, f32 or f64, and the
 // dist.parameter it is tied to), host tensors (f32 whatever the step's type:
-// tools/StepRunner/F32Boundary.h), and the seeded numbers it draws
-// parameters and data from. Calling the step is tools/StepRunner's.
+// Dist/StepRunner/F32Boundary.h), and the seeded numbers it draws
+// parameters and data from. Calling the step is lib/Dist/StepRunner's.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DIST_TOOLS_DIST_RUN_SLOTS_H
 #define DIST_TOOLS_DIST_RUN_SLOTS_H
 
-#include "StepRunner.h"
+#include "Dist/StepRunner/StepRunner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -74,7 +74,7 @@ struct Slot {
 };
 
 /// Reads the arguments (or results) of `func` before its f32 boundary
-/// (tools/StepRunner/F32Boundary.h): static tensor shapes of bf16, f16, f32
+/// (Dist/StepRunner/F32Boundary.h): static tensor shapes of bf16, f16, f32
 /// or f64 (or i1, i32, i64 for an argument not tied to a parameter), and
 /// the parameter each is tied to.
 mlir::LogicalResult readSlots(mlir::func::FuncOp func, bool results,

@@ -20,7 +20,7 @@
 #define DIST_TOOLS_DIST_RUN_STASHCHECK_H
 
 #include "OwnReductions.h"
-#include "StepRunner.h"
+#include "Dist/StepRunner/StepRunner.h"
 
 #include "Dist/IR/DistOps.h"
 

@@ -5,7 +5,7 @@
 // benchmark (bench/step_throughput.cpp). Both are linked with a step that
 // examples/gen_toy.py wrote and dist-opt compiled ahead of time
 // (dist_add_toy_step, cmake/DistToyStep.cmake), and call it through the
-// step runner (tools/StepRunner):
+// step runner (lib/Dist/StepRunner):
 //
 //   @step(w1, b1, w2, b2, x, y) -> (loss, dw1, db1, dw2, db2)   sync step
 //   @step_no_sync(w1, b1, w2, b2, x, y) -> loss                  stashes
@@ -19,7 +19,7 @@
 #ifndef DIST_TOOLS_TOYMODEL_H
 #define DIST_TOOLS_TOYMODEL_H
 
-#include "StepRunner.h"
+#include "Dist/StepRunner/StepRunner.h"
 #include "dist_runtime/dist_runtime.h"
 
 #include <array>

@@ -8,7 +8,7 @@
 //
 // Each rank draws its own data from the seed. Per optimizer window of K = 4
 // micro-batches of 32: @step_no_sync for 1..K-1, @step (the one-round sync
-// step) for K (the window loop of tools/StepRunner), then SGD (lr 1e-3) on
+// step) for K (the window loop of lib/Dist/StepRunner), then SGD (lr 1e-3) on
 // the local shard. Checks, every window:
 //   - the accumulated gradient equals a full-batch backward computed here in
 //     double precision from all ranks' data, within twice a bound on float32

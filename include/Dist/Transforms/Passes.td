@@ -226,7 +226,7 @@ def DistChooseStashPass : Pass<"dist-choose-stash", "::mlir::ModuleOp"> {
     (all_reduce 2(W-1)/W, reduce_scatter (W-1)/W of the array, each on its
     own group), as `-dist-comm-report` counts them. A parameter's own `stash`
     attribute is kept and its stash counted. The choice is a multiple-choice
-    knapsack solved exactly (Dist/Support/StashBudget.h; in coarser units,
+    knapsack solved exactly (Dist/Analysis/StashBudget.h; in coarser units,
     said in the remark, only when the exact table would be too large);
     among equally good choices the one with less memory, then the earlier
     parameters' points, so it is deterministic. A budget below the least

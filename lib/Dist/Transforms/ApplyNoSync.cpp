@@ -11,7 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradSyncAnalysis.h"
+#include "PassChecks.h"
+#include "Dist/Transforms/Transforms.h"
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"

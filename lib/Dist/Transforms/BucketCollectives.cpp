@@ -23,7 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ExplicitSync.h"
+#include "Dist/Analysis/ExplicitSync.h"
 
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"

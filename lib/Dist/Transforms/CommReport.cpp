@@ -4,7 +4,7 @@
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/Transforms/Passes.h"
-#include "ExplicitSync.h"
+#include "Dist/Analysis/ExplicitSync.h"
 #include "StashCurve.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -11,7 +11,7 @@
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
-#include "GradSyncAnalysis.h"
+#include "PassChecks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

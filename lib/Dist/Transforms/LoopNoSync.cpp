@@ -28,10 +28,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Communication.h"
+#include "Dist/Analysis/Communication.h"
 #include "LoopNoSync.h"
-#include "ExplicitSync.h"
-#include "GradSyncAnalysis.h"
+#include "Dist/Analysis/ExplicitSync.h"
+#include "Dist/Analysis/GradSyncAnalysis.h"
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistDialect.h"

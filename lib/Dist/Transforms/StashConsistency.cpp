@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Communication.h"
-#include "ExplicitSync.h"
-#include "GradSyncAnalysis.h"
+#include "Dist/Analysis/Communication.h"
+#include "Dist/Analysis/ExplicitSync.h"
+#include "PassChecks.h"
 
 #include "Dist/IR/Diagnostics.h"
 

@@ -5,7 +5,7 @@
 #include "Dist/IR/CollectiveTraits.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistDialect.h"
-#include "ExplicitSync.h"
+#include "Dist/Analysis/ExplicitSync.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"

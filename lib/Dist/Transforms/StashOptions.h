@@ -14,7 +14,7 @@
 #define DIST_TRANSFORMS_STASHOPTIONS_H
 
 #include "Dist/IR/GradSyncPlan.h"
-#include "Dist/Support/StashBudget.h"
+#include "Dist/Analysis/StashBudget.h"
 
 namespace mlir::dist {
 

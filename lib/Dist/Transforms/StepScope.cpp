@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradSyncAnalysis.h"
+#include "PassChecks.h"
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistDialect.h"

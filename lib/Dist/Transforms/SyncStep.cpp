@@ -12,7 +12,8 @@
 #include "Dist/IR/GradSyncPlan.h"
 #include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
-#include "GradSyncAnalysis.h"
+#include "PassChecks.h"
+#include "Dist/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,6 +1,6 @@
 //===- Communication.cpp - what a value's computation communicates -------===//
 
-#include "Communication.h"
+#include "Dist/Analysis/Communication.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

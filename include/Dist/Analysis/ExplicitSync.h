@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_TRANSFORMS_EXPLICITSYNC_H
-#define DIST_TRANSFORMS_EXPLICITSYNC_H
+#ifndef DIST_ANALYSIS_EXPLICITSYNC_H
+#define DIST_ANALYSIS_EXPLICITSYNC_H
 
 #include "Dist/IR/GradSyncPlan.h"
 
@@ -100,4 +100,4 @@ Value lookThroughConversions(Value value);
 
 } // namespace mlir::dist
 
-#endif // DIST_TRANSFORMS_EXPLICITSYNC_H
+#endif // DIST_ANALYSIS_EXPLICITSYNC_H

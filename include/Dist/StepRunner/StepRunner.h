@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_TOOLS_STEPRUNNER_STEPRUNNER_H
-#define DIST_TOOLS_STEPRUNNER_STEPRUNNER_H
+#ifndef DIST_STEPRUNNER_STEPRUNNER_H
+#define DIST_STEPRUNNER_STEPRUNNER_H
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
@@ -180,4 +180,4 @@ llvm::Error runWindow(Step &step, Schedule schedule, int k,
 
 } // namespace dist_step
 
-#endif // DIST_TOOLS_STEPRUNNER_STEPRUNNER_H
+#endif // DIST_STEPRUNNER_STEPRUNNER_H

@@ -1,5 +1,4 @@
-//===- Communication.h - what a value's computation communicates -*- C++
-//-*-===//
+//===- Communication.h - what a value's computation communicates -*- C++ -*-===//
 //
 // Whether a value is the rank-local result of local compute, or depends on
 // communication: the test by which a tied gradient is proven local (and so
@@ -7,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_TRANSFORMS_COMMUNICATION_H
-#define DIST_TRANSFORMS_COMMUNICATION_H
+#ifndef DIST_ANALYSIS_COMMUNICATION_H
+#define DIST_ANALYSIS_COMMUNICATION_H
 
 #include "Dist/IR/DistOps.h"
 
@@ -60,4 +59,4 @@ private:
 
 } // namespace mlir::dist
 
-#endif // DIST_TRANSFORMS_COMMUNICATION_H
+#endif // DIST_ANALYSIS_COMMUNICATION_H

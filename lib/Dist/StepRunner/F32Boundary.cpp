@@ -1,6 +1,6 @@
 //===- F32Boundary.cpp - f32 entry points for any float step --------------===//
 
-#include "F32Boundary.h"
+#include "Dist/StepRunner/F32Boundary.h"
 
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistDialect.h"

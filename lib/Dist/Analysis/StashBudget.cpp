@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Dist/Support/StashBudget.h"
+#include "Dist/Analysis/StashBudget.h"
 
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/CheckedArithmetic.h"

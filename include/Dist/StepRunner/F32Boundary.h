@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_TOOLS_STEPRUNNER_F32BOUNDARY_H
-#define DIST_TOOLS_STEPRUNNER_F32BOUNDARY_H
+#ifndef DIST_STEPRUNNER_F32BOUNDARY_H
+#define DIST_STEPRUNNER_F32BOUNDARY_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -43,4 +43,4 @@ mlir::func::FuncOp addF32Boundary(mlir::func::FuncOp func);
 
 } // namespace dist_step
 
-#endif // DIST_TOOLS_STEPRUNNER_F32BOUNDARY_H
+#endif // DIST_STEPRUNNER_F32BOUNDARY_H

@@ -1,6 +1,6 @@
 //===- ExplicitSync.cpp - gradient syncs spelled as collectives -----------===//
 
-#include "ExplicitSync.h"
+#include "Dist/Analysis/ExplicitSync.h"
 
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"

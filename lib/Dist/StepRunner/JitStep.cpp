@@ -1,7 +1,7 @@
 //===- JitStep.cpp - a step compiled in process (JIT) ---------------------===//
 
-#include "JitStep.h"
-#include "F32Boundary.h"
+#include "Dist/StepRunner/JitStep.h"
+#include "Dist/StepRunner/F32Boundary.h"
 
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistOps.h"

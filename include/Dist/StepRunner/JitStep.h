@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_TOOLS_STEPRUNNER_JITSTEP_H
-#define DIST_TOOLS_STEPRUNNER_JITSTEP_H
+#ifndef DIST_STEPRUNNER_JITSTEP_H
+#define DIST_STEPRUNNER_JITSTEP_H
 
-#include "StepRunner.h"
+#include "Dist/StepRunner/StepRunner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -72,4 +72,4 @@ llvm::Expected<Step> jitStep(mlir::ModuleOp module, const JitOptions &options,
 
 } // namespace dist_step
 
-#endif // DIST_TOOLS_STEPRUNNER_JITSTEP_H
+#endif // DIST_STEPRUNNER_JITSTEP_H

@@ -1,6 +1,6 @@
 //===- StepRunner.cpp - a compiled step over accumulation windows ---------===//
 
-#include "StepRunner.h"
+#include "Dist/StepRunner/StepRunner.h"
 
 #include <cassert>
 #include <cstdlib>
