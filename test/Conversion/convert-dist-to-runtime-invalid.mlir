@@ -80,3 +80,22 @@ func.func private @distrt_helper()
 
 // expected-error @+1 {{@distrt_wait uses the dist runtime's reserved prefix 'distrt_': expected at most a declaration of type '(i64) -> i32', but got 'llvm.func'}}
 llvm.func @distrt_wait(i64) -> i32
+
+// -----
+
+// An epilogue, and a shard_sum in it, left for the lowering: each says which
+// pass runs first (-dist-lower-to-llvm runs both).
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4xf32> fully_sharded on @world
+
+func.func @epilogue_left(%g: tensor<2xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'dist.epilogue' op must be inlined before -convert-dist-to-runtime (run -dist-inline-epilogue)}}
+  %n = dist.epilogue (%g) : (tensor<2xf32>) -> tensor<f32> {
+  ^bb0(%a: tensor<2xf32>):
+    %e = tensor.empty() : tensor<f32>
+    // expected-error @+1 {{'dist.shard_sum' op must be expanded before -convert-dist-to-runtime (run -dist-expand-grad-sync)}}
+    %s = dist.shard_sum %e for @w : tensor<f32>
+    dist.epilogue_yield %s : tensor<f32>
+  }
+  return %n : tensor<f32>
+}

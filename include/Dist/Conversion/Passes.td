@@ -30,7 +30,12 @@ def ConvertDistToRuntimePass
     other than 0 is transposed to dim 0 and back.
 
     A future must be waited on exactly once, in the block that created it;
-    `dist.synchronize` must have been expanded (`-dist-expand-synchronize`).
+    `dist.synchronize` must have been expanded (`-dist-expand-synchronize`),
+    `dist.grad_sync` and `dist.shard_sum` too (`-dist-expand-grad-sync`),
+    and `dist.epilogue` inlined (`-dist-inline-epilogue`): each op that is
+    not gets a located error naming the pass, before anything changes. The
+    pass is a partial conversion with the patterns of
+    `Dist/Conversion/DistToRuntime.h`.
     The prefix `distrt_` is the runtime's: a module symbol that uses it must
     be a declaration of a runtime function with the runtime's signature
     (which the lowering then calls), or the pass fails at that symbol.

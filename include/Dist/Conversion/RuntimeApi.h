@@ -1,5 +1,4 @@
-//===- RuntimeApi.h - the runtime's C API as the lowering sees it -*- C++
-//-*-===//
+//===- RuntimeApi.h - the runtime's C API as the lowering sees it -*- C++ -*-===//
 //
 // The compiler side of the compiler↔runtime contract. The runtime's C header
 // (runtime/include/dist_runtime/dist_runtime.h) is the one source: entry
@@ -36,6 +35,11 @@ LogicalResult checkRuntimeSymbols(ModuleOp module);
 /// its C signature: the existing one, or a new one (checkRuntimeSymbols has
 /// refused any other use of the name).
 func::FuncOp getOrDeclareRuntimeFunc(ModuleOp module, StringRef name,
+                                     SymbolTableCollection &symbolTables);
+/// The same, a new declaration made with `b` (a pattern's rewriter, which
+/// must see every op it creates).
+func::FuncOp getOrDeclareRuntimeFunc(OpBuilder &b, ModuleOp module,
+                                     StringRef name,
                                      SymbolTableCollection &symbolTables);
 
 /// The address of a buffer's first element (aligned pointer + offset) as

@@ -106,13 +106,20 @@ LogicalResult mlir::dist::checkRuntimeSymbols(ModuleOp module) {
 func::FuncOp
 mlir::dist::getOrDeclareRuntimeFunc(ModuleOp module, StringRef name,
                                     SymbolTableCollection &symbolTables) {
+  OpBuilder b(module.getContext());
+  return getOrDeclareRuntimeFunc(b, module, name, symbolTables);
+}
+
+func::FuncOp
+mlir::dist::getOrDeclareRuntimeFunc(OpBuilder &b, ModuleOp module,
+                                    StringRef name,
+                                    SymbolTableCollection &symbolTables) {
   FunctionType type = getRuntimeSignature(module.getContext(), name);
   assert(type && "not an entry point of dist_runtime.h");
   FailureOr<func::FuncOp> existing =
       func::lookupFnDecl(module, name, type, &symbolTables);
   if (succeeded(existing) && *existing)
     return *existing;
-  OpBuilder b(module.getContext());
   return func::createFnDecl(b, module, name, type, /*setPrivate=*/true,
                             &symbolTables);
 }
