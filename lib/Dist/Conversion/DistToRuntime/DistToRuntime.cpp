@@ -123,7 +123,12 @@ struct ConvertDistToRuntimePass
     populateDistToRuntimeConversionPatterns(patterns, calls);
     ConversionTarget target(getContext());
     configureDistToRuntimeTarget(target);
-    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+    // No pattern fails after the check, so nothing is ever rolled back: the
+    // driver need not record every op the patterns create.
+    ConversionConfig config;
+    config.allowPatternRollback = false;
+    if (failed(applyPartialConversion(module, target, std::move(patterns),
+                                      config)))
       return signalPassFailure();
     numCollectives += calls.numCollectives;
     numStashOps += calls.numStashOps;
