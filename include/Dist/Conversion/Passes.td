@@ -54,7 +54,10 @@ def ConvertShardToDistPass
     Takes what upstream `shard-partition` leaves (after `canonicalize`) and
     writes it in dist, so that the dist passes (`-dist-no-sync-pipeline`)
     and the lowering apply. Every `shard` op is converted or the pass fails
-    with an error at it; nothing is left half converted.
+    with an error at it; nothing is left half converted. The pass is a
+    partial conversion with the patterns of `Dist/Conversion/ShardToDist.h`
+    (`populateShardToDistConversionPatterns`), after a check of the whole
+    module.
 
     - `shard.grid @g` becomes `dist.mesh @g`, or, when the grid carries
       `{dist.mesh = @m}`, is replaced by `@m` (every use of `@g` renamed).

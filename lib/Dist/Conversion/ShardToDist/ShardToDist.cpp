@@ -1,26 +1,23 @@
 //===- ShardToDist.cpp - upstream shard's SPMD IR to dist -----------------===//
 //
-// What upstream `shard-partition` leaves, written in dist: grids become
-// meshes, the Pure shard collectives async dist collectives and their waits
-// (which carry dist::Comm effects), rank queries dist.group_rank. The whole
+// The pass and its checks: what upstream `shard-partition` leaves, written
+// in dist by the patterns of Dist/Conversion/ShardToDist.h (grids become
+// meshes, the Pure shard collectives async dist collectives and their waits,
+// which carry dist::Comm effects, rank queries dist.group_rank). The whole
 // module is checked first and nothing is rewritten unless every shard op can
-// be: a half-converted module would mix groups that name a shard.grid with
-// dist ops.
+// be.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/Passes.h"
+#include "Dist/Conversion/ShardToDist.h"
+#include "ShardReduction.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/Remarks.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/SymbolTable.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -48,23 +45,6 @@ std::string axesStr(ArrayRef<int16_t> axes) {
   llvm::raw_string_ostream os(text);
   llvm::interleaveComma(axes, os);
   return text + "]";
-}
-
-std::optional<ReductionKind> toDist(shard::ReductionKind kind) {
-  switch (kind) {
-  case shard::ReductionKind::Sum:
-    return ReductionKind::Sum;
-  case shard::ReductionKind::Max:
-    return ReductionKind::Max;
-  case shard::ReductionKind::Min:
-    return ReductionKind::Min;
-  case shard::ReductionKind::Product:
-    return ReductionKind::Prod;
-  case shard::ReductionKind::Average:
-    return ReductionKind::Avg;
-  default:
-    return std::nullopt;
-  }
 }
 
 /// Checks a collective's tensors: statically shaped ranked tensors of an
@@ -114,18 +94,9 @@ LogicalResult checkReduction(Operation *op, shard::ReductionKind kind) {
                     << shard::stringifyReductionKind(kind);
 }
 
-/// Whether `slice` slices the result of `reduce` over the same group, in the
-/// same block: the two are one reduce_scatter.
-bool isScatter(shard::AllReduceOp reduce, Operation *user) {
-  auto slice = dyn_cast<shard::AllSliceOp>(user);
-  return slice && reduce->getBlock() == slice->getBlock() &&
-         slice.getGridAttr() == reduce.getGridAttr() &&
-         slice.getGridAxes() == reduce.getGridAxes() &&
-         llvm::is_sorted(reduce.getGridAxes()) && !reduce.getGridAxes().empty();
-}
+} // namespace
 
-/// Checks every shard op (and shard-typed value) of the module.
-LogicalResult checkModule(ModuleOp module) {
+LogicalResult mlir::dist::checkConvertibleToDist(ModuleOp module) {
   bool failed = false;
   auto check = [&](LogicalResult result) { failed |= ::mlir::failed(result); };
   module.walk([&](Operation *op) {
@@ -196,197 +167,7 @@ LogicalResult checkModule(ModuleOp module) {
   return failure(failed);
 }
 
-/// Rewrites a checked module.
-class Converter {
-public:
-  explicit Converter(ModuleOp module) : module(module) {}
-
-  void run();
-  unsigned numCollectives = 0, numRankQueries = 0;
-
-private:
-  /// The dist.mesh standing for the grid a shard op names.
-  StringRef meshOf(FlatSymbolRefAttr grid) {
-    return meshes.find(grid.getValue())->getValue();
-  }
-  /// The wait of `future`, a new collective's, replaces `op`'s result.
-  void replaceWithWait(OpBuilder &b, Operation *op, Value future) {
-    auto wait = WaitOp::create(b, op->getLoc(), future);
-    op->getResult(0).replaceAllUsesWith(wait.getResult());
-    ++numCollectives;
-  }
-  SmallVector<int64_t> axesOf(ArrayRef<int16_t> axes) {
-    return SmallVector<int64_t>(axes.begin(), axes.end());
-  }
-  /// `axes` of `grid`, all of them when empty (as rank queries read them).
-  SmallVector<int64_t> spelledAxes(FlatSymbolRefAttr grid,
-                                   ArrayRef<int16_t> axes) {
-    SmallVector<int64_t> spelled = axesOf(axes);
-    if (spelled.empty())
-      for (int64_t i = 0, e = shapes[grid.getValue()].size(); i < e; ++i)
-        spelled.push_back(i);
-    return spelled;
-  }
-  /// Replaces each grid by its mesh, once no shard op names it.
-  void replaceGrids();
-  void convert(shard::AllReduceOp op);
-  void convert(shard::AllSliceOp op);
-  Value groupRank(OpBuilder &b, Location loc, FlatSymbolRefAttr grid,
-                  ArrayRef<int64_t> axes) {
-    ++numRankQueries;
-    return GroupRankOp::create(b, loc, b.getIndexType(), meshOf(grid), axes);
-  }
-
-  ModuleOp module;
-  llvm::StringMap<std::string> meshes;
-  llvm::StringMap<SmallVector<int64_t>> shapes;
-  llvm::DenseSet<Operation *> fused;
-};
-
-void Converter::replaceGrids() {
-  for (auto grid : llvm::make_early_inc_range(module.getOps<shard::GridOp>())) {
-    StringRef mesh = meshOf(FlatSymbolRefAttr::get(grid.getSymNameAttr()));
-    if (mesh != grid.getSymName()) {
-      // Any other use of the grid's name (a non-shard op) names the mesh.
-      (void)SymbolTable::replaceAllSymbolUses(
-          grid, StringAttr::get(module.getContext(), mesh), module);
-    } else {
-      OpBuilder b(grid);
-      MeshOp::create(b, grid.getLoc(), mesh, grid.getShape());
-    }
-    grid.erase();
-  }
-}
-
-void Converter::convert(shard::AllReduceOp op) {
-  OpBuilder b(op);
-  Value input = op.getInput();
-  if (op.getGridAxes().empty()) { // a group of one rank
-    op.getResult().replaceAllUsesWith(input);
-    op.erase();
-    return;
-  }
-  ReductionKind reduction = *toDist(op.getReduction());
-  Operation *user = op->hasOneUse() ? *op->getUsers().begin() : nullptr;
-  if (user && isScatter(op, user)) {
-    auto slice = cast<shard::AllSliceOp>(user);
-    auto type = cast<RankedTensorType>(slice.getResult().getType());
-    Value future = ReduceScatterOp::create(
-        b, op.getLoc(), input, type, meshOf(op.getGridAttr()),
-        axesOf(op.getGridAxes()), reduction,
-        slice.getSliceAxis().getSExtValue());
-    replaceWithWait(b, slice, future);
-    fused.insert(slice);
-    slice.erase();
-    op.erase();
-    return;
-  }
-  SmallVector<int64_t> axes = axesOf(op.getGridAxes());
-  llvm::sort(axes); // an elementwise reduction: order does not matter
-  Value future = AllReduceOp::create(b, op.getLoc(), input,
-                                     meshOf(op.getGridAttr()), axes, reduction);
-  replaceWithWait(b, op, future);
-  op.erase();
-}
-
-void Converter::convert(shard::AllSliceOp op) {
-  Value input = op.getInput();
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  if (op.getGridAxes().empty()) {
-    op.getResult().replaceAllUsesWith(input);
-    op.erase();
-    return;
-  }
-  // No communication: this rank's slice, at its position in the group.
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  int64_t dim = op.getSliceAxis().getZExtValue();
-  Value rank = groupRank(b, loc, op.getGridAttr(), axesOf(op.getGridAxes()));
-  Value extent = arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  offsets[dim] = arith::MulIOp::create(b, loc, rank, extent).getResult();
-  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
-  for (int64_t size : type.getShape())
-    sizes.push_back(b.getIndexAttr(size));
-  Value slice = tensor::ExtractSliceOp::create(b, loc, type, input, offsets,
-                                               sizes, strides);
-  op.getResult().replaceAllUsesWith(slice);
-  op.erase();
-}
-
-void Converter::run() {
-  SmallVector<Operation *> ops;
-  module.walk([&](Operation *op) {
-    if (isa<shard::ShardDialect>(op->getDialect()) && !isa<shard::GridOp>(op))
-      ops.push_back(op);
-  });
-  for (auto grid : module.getOps<shard::GridOp>()) {
-    StringRef name = grid.getSymName();
-    shapes[name] = SmallVector<int64_t>(grid.getShape());
-    auto mesh =
-        grid->getAttrOfType<FlatSymbolRefAttr>(DistDialect::getMeshAttrName());
-    meshes[name] = mesh ? mesh.getValue().str() : name.str();
-  }
-  for (Operation *op : ops) {
-    if (fused.contains(op))
-      continue;
-    OpBuilder b(op);
-    Location loc = op->getLoc();
-    llvm::TypeSwitch<Operation *>(op)
-        .Case([&](shard::AllReduceOp reduce) { convert(reduce); })
-        .Case([&](shard::AllSliceOp slice) { convert(slice); })
-        .Case([&](shard::AllGatherOp gather) {
-          if (gather.getGridAxes().empty()) {
-            gather.getResult().replaceAllUsesWith(gather.getInput());
-          } else {
-            Value future = AllGatherOp::create(
-                b, loc, gather.getInput(),
-                cast<RankedTensorType>(gather.getResult().getType()),
-                meshOf(gather.getGridAttr()), axesOf(gather.getGridAxes()),
-                gather.getGatherAxis().getSExtValue());
-            replaceWithWait(b, gather, future);
-          }
-          gather.erase();
-        })
-        .Case([&](shard::ReduceScatterOp scatter) {
-          if (scatter.getGridAxes().empty()) {
-            scatter.getResult().replaceAllUsesWith(scatter.getInput());
-          } else {
-            Value future = ReduceScatterOp::create(
-                b, loc, scatter.getInput(),
-                cast<RankedTensorType>(scatter.getResult().getType()),
-                meshOf(scatter.getGridAttr()), axesOf(scatter.getGridAxes()),
-                *toDist(scatter.getReduction()),
-                scatter.getScatterAxis().getSExtValue());
-            replaceWithWait(b, scatter, future);
-          }
-          scatter.erase();
-        })
-        .Case([&](shard::ProcessMultiIndexOp index) {
-          // The rank in the group of one axis is the coordinate along it.
-          SmallVector<Value> coordinates;
-          for (int64_t axis : spelledAxes(index.getGridAttr(), index.getAxes()))
-            coordinates.push_back(
-                groupRank(b, loc, index.getGridAttr(), {axis}));
-          index.replaceAllUsesWith(coordinates);
-          index.erase();
-        })
-        .Case([&](shard::ProcessLinearIndexOp index) {
-          index.replaceAllUsesWith(groupRank(b, loc, index.getGridAttr(), {}));
-          index.erase();
-        })
-        .Case([&](shard::GridShapeOp shape) {
-          ArrayRef<int64_t> extents = shapes[shape.getGrid()];
-          SmallVector<Value> values;
-          for (int64_t axis : spelledAxes(shape.getGridAttr(), shape.getAxes()))
-            values.push_back(
-                arith::ConstantIndexOp::create(b, loc, extents[axis]));
-          shape.replaceAllUsesWith(values);
-          shape.erase();
-        });
-  }
-  replaceGrids();
-}
+namespace {
 
 struct ConvertShardToDistPass
     : public dist::impl::ConvertShardToDistPassBase<ConvertShardToDistPass> {
@@ -403,12 +184,22 @@ struct ConvertShardToDistPass
 
   void runPass() {
     ModuleOp module = getOperation();
-    if (failed(checkModule(module)))
+    if (failed(checkConvertibleToDist(module)))
       return signalPassFailure();
-    Converter converter(module);
-    converter.run();
-    numCollectives += converter.numCollectives;
-    numRankQueries += converter.numRankQueries;
+    ShardGrids grids = ShardGrids::collect(module);
+    RewritePatternSet patterns(&getContext());
+    populateShardToDistConversionPatterns(patterns, grids);
+    ConversionTarget target(getContext());
+    configureShardToDistTarget(target);
+    // Nothing fails after the check: no rollback to record.
+    ConversionConfig config;
+    config.allowPatternRollback = false;
+    if (failed(applyPartialConversion(module, target, std::move(patterns),
+                                      config)))
+      return signalPassFailure();
+    replaceShardGrids(module, grids);
+    numCollectives += grids.numCollectives;
+    numRankQueries += grids.numRankQueries;
   }
 };
 
