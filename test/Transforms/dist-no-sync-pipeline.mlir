@@ -42,10 +42,10 @@
 // RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | FileCheck %s --check-prefixes=CHECK,KEEP,KEEP3
 // RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero3 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | FileCheck %s --check-prefixes=CHECK,KEEP,KEEP3
 // RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode hsdp | dist-opt "--dist-no-sync-pipeline=keep-gathered hsdp-partial bucket-cap-bytes=0" | FileCheck %s --check-prefixes=CHECK,KEEP,KEEPH
-// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero2 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" > %t.zero2-keep.mlir
-// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero2 | dist-opt --dist-no-sync-pipeline=bucket-cap-bytes=0 | diff - %t.zero2-keep.mlir
-// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" > %t.ddp-keep.mlir
-// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt --dist-no-sync-pipeline=bucket-cap-bytes=0 | diff - %t.ddp-keep.mlir
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero2 | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | %drop_pipeline_record > %t.zero2-keep.mlir
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode zero2 | dist-opt --dist-no-sync-pipeline=bucket-cap-bytes=0 | %drop_pipeline_record | diff - %t.zero2-keep.mlir
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt "--dist-no-sync-pipeline=keep-gathered bucket-cap-bytes=0" | %drop_pipeline_record > %t.ddp-keep.mlir
+// RUN: %python %dist_src_root/bench/gen_llama_ir.py --layers 1 --world 4 --mode ddp | dist-opt --dist-no-sync-pipeline=bucket-cap-bytes=0 | %drop_pipeline_record | diff - %t.ddp-keep.mlir
 // The ToyModel's step holds its forward and backward: both gathers are kept.
 // RUN: dist-opt %dist_src_root/examples/toy/toy_zero3_w2.mlir "--dist-no-sync-pipeline=keep-gathered" | FileCheck %s --check-prefix=TOY
 // The bundled example.

@@ -103,6 +103,13 @@ def Dist_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getNoSyncVariantAttrName() {
       return ::llvm::StringLiteral("dist.no_sync_variant");
     }
+    /// Attribute of a module the no_sync pipeline wrote: the options it ran
+    /// with, as the pipeline prints them. Its progress, recorded: a re-run
+    /// with the same options leaves the module as it is (a fixpoint), one
+    /// with others is refused.
+    static constexpr ::llvm::StringLiteral getNoSyncPipelineAttrName() {
+      return ::llvm::StringLiteral("dist.no_sync_pipeline");
+    }
     /// Attribute of an upstream `shard.grid` naming the `dist.mesh` it is.
     static constexpr ::llvm::StringLiteral getMeshAttrName() {
       return ::llvm::StringLiteral("dist.mesh");

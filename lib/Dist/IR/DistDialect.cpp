@@ -226,6 +226,13 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
                              << "' names the function itself, not a variant";
     return success();
   }
+  if (name == getNoSyncPipelineAttrName()) {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return emitErrorAt(op) << "'" << name
+                             << "' is a module's string: the options the "
+                                "no_sync pipeline ran with";
+    return success();
+  }
   if (name == getMeshAttrName())
     return verifyGridMesh(op, attr.getValue());
   if (name == getGradOfAttrName()) {

@@ -1,5 +1,8 @@
 //===- Pipelines.cpp - registered dist pipelines --------------------------===//
 
+#include "Dist/IR/Diagnostics.h"
+#include "Dist/IR/DistDialect.h"
+#include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "Dist/Transforms/PipelineRegistration.h"
 
@@ -10,8 +13,9 @@
 using namespace mlir;
 using namespace mlir::dist;
 
-void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
-                                     const NoSyncPipelineOptions &options) {
+/// The passes of the no_sync pipeline, in order.
+static void buildNoSyncStages(OpPassManager &pm,
+                              const NoSyncPipelineOptions &options) {
   if (!options.reduceDtype.empty()) {
     DistSetReduceDtypePassOptions reduce;
     reduce.dtype = options.reduceDtype;
@@ -54,6 +58,67 @@ void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
     buckets.capBytes = options.bucketCapBytes;
     pm.addPass(createDistBucketCollectivesPass(buckets));
   }
+}
+
+namespace {
+
+/// The no_sync pipeline as one pass that records its progress: it runs the
+/// stages and sets the module's `dist.no_sync_pipeline` to the options it
+/// ran with. On a module that already records the same options it does
+/// nothing, so re-running the pipeline on its output is a fixpoint, bucketed
+/// or not. With other options it runs the stages again, which re-read their
+/// own unbucketed output (and refuse a bucketed one, at the bucket).
+struct NoSyncPipelinePass
+    : public PassWrapper<NoSyncPipelinePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NoSyncPipelinePass)
+
+  explicit NoSyncPipelinePass(const NoSyncPipelineOptions &options)
+      : stages(ModuleOp::getOperationName()) {
+    llvm::raw_string_ostream os(spelled);
+    options.print(os);
+    textual = (kName + spelled).str();
+    buildNoSyncStages(stages, options);
+  }
+
+  /// The pipeline's name with its options: what prints as this pass in a
+  /// textual pipeline (a crash reproducer, the C API's pipeline), which
+  /// parses back to the registered pipeline with the same options.
+  StringRef getArgument() const override { return textual; }
+  StringRef getDescription() const override {
+    return "the no_sync pipeline, recorded on the module";
+  }
+  StringRef getName() const override { return "DistNoSyncPipeline"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    stages.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    StringRef name = DistDialect::getNoSyncPipelineAttrName();
+    auto done = module->getAttrOfType<StringAttr>(name);
+    if (done && done.getValue() == spelled) {
+      remarkPassed(module, kName, "already-run")
+          << remark::reason("the module is already the output of {0}{1} "
+                            "('{2}'): left as it is",
+                            kName, spelled, name);
+      return;
+    }
+    if (failed(runPipeline(stages, module)))
+      return signalPassFailure();
+    module->setAttr(name, StringAttr::get(&getContext(), spelled));
+  }
+
+  static constexpr StringLiteral kName = "dist-no-sync-pipeline";
+  std::string spelled;
+  std::string textual;
+  OpPassManager stages;
+};
+
+} // namespace
+
+void mlir::dist::buildNoSyncPipeline(OpPassManager &pm,
+                                     const NoSyncPipelineOptions &options) {
+  pm.addPass(std::make_unique<NoSyncPipelinePass>(options));
 }
 
 void mlir::dist::registerDistPipelines() {
