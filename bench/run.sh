@@ -71,3 +71,5 @@ echo "== compile time"
 python3 "$root/bench/compile_time.py" --build "$build" --layers "${LAYERS:-1,8,32,128,1024}" \
   --reps "${COMPILE_REPS:-9}" \
   --json "$out/compile_time.json" --png "$out/compile_time.png"
+echo "== bench/README.md's generated tables"
+python3 "$root/bench/tables.py"
