@@ -73,6 +73,7 @@
 #include "Dist/Support/InputGuard.h"
 #include "AlwaysSync.h"
 #include "Dist/StepRunner/JitStep.h"
+#include "HostData.h"
 #include "OwnReductions.h"
 #include "Npy.h"
 #include "Options.h"
@@ -251,41 +252,13 @@ int main(int argc, char **argv) {
     return 1;
   };
 
-  // Parameters: each shard from (seed, argument, shard), scaled by the row
-  // width, or from --params-npy; data: from (seed, window, micro-batch,
-  // rank, argument), or from --data-npy.
-  std::vector<Tensor> values(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    values[i].shape = args[i].shape;
-    values[i].data.resize(values[i].size());
-    if (args[i].param.empty())
-      continue;
-    if (!paramsNpyOpt.empty()) {
-      if (args[i].param.find('/') != std::string::npos) {
-        fileError = "parameter @" + args[i].param +
-                    " cannot be a file name in --params-npy";
-        break;
-      }
-      std::string path = paramsNpyOpt + "/" + args[i].param + ".npy";
-      if (!dist_run::readNpyShard(path, args[i].shape, args[i].shardIndex,
-                                  shardCounts[i], args[i].unshardedDim0,
-                                  values[i].data, fileError))
-        break;
-      continue;
-    }
-    Rng rng(seedOpt * 1000003 + i * 7919 + args[i].shardIndex);
-    int64_t width = args[i].shape.size() > 1
-                        ? values[i].size() / args[i].shape[0]
-                    : args[i].shape.empty() ? 1
-                                            : args[i].shape[0];
-    for (float &v : values[i].data)
-      v = rng.next(1 / std::sqrt(double(width)));
-    dist_run::zeroPadding(args[i].shape, args[i].shardIndex,
-                          args[i].unshardedDim0, values[i].data);
-  }
+  // Calls of @<entry>[_no_sync] per window: one for a whole window.
+  const int k = kOpt, calls = windowOpt ? 1 : k;
+  HostData host(args, shardCounts, rank, calls);
+  host.initParameters(fileError);
+  std::vector<Tensor> &values = host.values;
   if (useFiles && !allOk())
     return stop();
-  const int k = kOpt;
   if (rank == 0 && !windowOpt) {
     printStashPoints(*noSyncExpected);
     for (const Slot &result : results)
@@ -299,45 +272,6 @@ int main(int argc, char **argv) {
                     result.param.c_str(), reduce.c_str());
       }
   }
-  // Calls of @<entry>[_no_sync] per window: one for a whole window.
-  const int calls = windowOpt ? 1 : k;
-  std::vector<std::vector<std::vector<float>>> windowData; // [micro][arg]
-  auto loadData = [&](int window) {
-    windowData.assign(calls, std::vector<std::vector<float>>(args.size()));
-    for (int micro = 0; micro < k && fileError.empty(); ++micro)
-      for (size_t i = 0; i < args.size() && fileError.empty(); ++i) {
-        if (!args[i].param.empty() || args[i].held)
-          continue;
-        std::string path = dataNpyOpt + "/w" + std::to_string(window) + "_k" +
-                           std::to_string(micro) + "_r" + std::to_string(rank) +
-                           "_a" + std::to_string(i) + ".npy";
-        // A window's argument stacks the micro-batches: one file each.
-        std::vector<int64_t> shape = args[i].shape;
-        if (windowOpt)
-          shape.erase(shape.begin());
-        std::vector<float> data;
-        if (dist_run::readNpyOfShape(path, shape, data, fileError) &&
-            args[i].integral())
-          dist_run::checkIntegers(path, data, args[i].element, fileError);
-        std::vector<float> &into = windowData[windowOpt ? 0 : micro][i];
-        into.insert(into.end(), data.begin(), data.end());
-      }
-  };
-  auto drawData = [&](int window, int micro) {
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (!args[i].param.empty() || args[i].held)
-        continue;
-      if (!dataNpyOpt.empty()) {
-        values[i].data = windowData[micro][i];
-        continue;
-      }
-      Rng rng(((seedOpt * 1000003 + window) * 1009 + micro) * 9176 +
-              rank * 131 + i);
-      for (float &v : values[i].data)
-        v = rng.next(1);
-    }
-  };
-
   std::optional<std::vector<size_t>> noSyncToStep =
       matchNoSyncResults(noSyncResults, results);
   if (!noSyncToStep) {
@@ -369,12 +303,12 @@ int main(int argc, char **argv) {
   for (int window = 0; window < windowsOpt; ++window) {
     std::string tag = "window " + std::to_string(window);
     if (!dataNpyOpt.empty())
-      loadData(window);
+      host.loadWindow(window, fileError);
     if (useFiles && !allOk())
       return stop();
     auto arguments = [&](const dist_step::MicroStep &m,
                          std::vector<float *> &pointers) {
-      drawData(window, m.index);
+      host.draw(window, m.index);
       for (Tensor &t : values)
         pointers.push_back(t.data.data());
     };
