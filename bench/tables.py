@@ -47,6 +47,11 @@ def _fraction(part, whole):
     return "1/%d" % round(ratio) if abs(ratio - round(ratio)) < 1e-9 else "%.3f" % (part / whole)
 
 
+def _schemes(run, key):
+    """`key` of the one-round, two-round and always-sync schemes of a run."""
+    return tuple(run["schemes"][k][key] for k in ("one_round", "two_round", "always_sync"))
+
+
 def step_throughput(data):
     header = ["model", "mode", "ranks", "comm share", "samples/s: one round (dist)",
               "two rounds (Thunder)", "always sync", "one round vs always", "vs two rounds",
@@ -54,8 +59,7 @@ def step_throughput(data):
     rows = []
     for run in data["runs"]:
         s = run["schemes"]
-        one, two, always = (s[k]["samples_per_s"] for k in ("one_round", "two_round",
-                                                            "always_sync"))
+        one, two, always = _schemes(run, "samples_per_s")
         share = run["comm_round_ms"] / (run["compute_ms"] + run["comm_round_ms"])
         rows.append([run["model"], run["mode"], _ranks(run), "%d%%" % round(100 * share),
                      _int(one), _int(two), _int(always), "%.2f×" % (one / always),
@@ -71,8 +75,7 @@ def memory(data):
     rows = []
     for run in data["runs"]:
         s = run["schemes"]
-        one, two, always = (s[k]["grad_bytes"] for k in ("one_round", "two_round",
-                                                        "always_sync"))
+        one, two, always = _schemes(run, "grad_bytes")
         rows.append([run["model"], run["mode"], _int(one), _int(two), _int(always),
                      _fraction(one, always), _fraction(one, two),
                      _int(s["one_round"]["stash_peak_bytes"]),

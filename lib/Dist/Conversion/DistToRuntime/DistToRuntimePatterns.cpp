@@ -303,6 +303,16 @@ struct CollectiveToRuntime
   RuntimeCallBuilder &calls;
 };
 
+/// The arguments of distrt_stash_add and distrt_stash_take: the parameter's
+/// name, the buffer, its element count and its dtype.
+SmallVector<Value> stashCallArgs(OpBuilder &b, Location loc,
+                                 RuntimeCallBuilder &calls, StringRef param,
+                                 Value buf, int32_t dtype) {
+  return {calls.constantString(b, loc, param), pointerOf(b, loc, buf),
+          i64(b, loc, cast<MemRefType>(buf.getType()).getNumElements()),
+          i32(b, loc, dtype)};
+}
+
 /// A base for the one-op patterns: the op's type and the shared builder.
 template <typename Op>
 struct ToRuntime : public OpConversionPattern<Op> {
@@ -325,10 +335,7 @@ struct StashToRuntime : public ToRuntime<StashGradOp> {
     Value buf = readBuffer(rewriter, loc, grad);
     calls.callChecked(
         rewriter, loc, "distrt_stash_add",
-        {calls.constantString(rewriter, loc, op.getParam()),
-         pointerOf(rewriter, loc, buf),
-         i64(rewriter, loc, cast<ShapedType>(grad.getType()).getNumElements()),
-         i32(rewriter, loc, *dtype)});
+        stashCallArgs(rewriter, loc, calls, op.getParam(), buf, *dtype));
     rewriter.eraseOp(op);
     ++calls.numStashOps;
     return success();
@@ -347,11 +354,9 @@ struct TakeStashToRuntime : public ToRuntime<TakeStashOp> {
       return rewriter.notifyMatchFailure(op, "not lowerable");
     Location loc = op.getLoc();
     Value buf = newBuffer(rewriter, loc, type);
-    calls.callChecked(rewriter, loc, "distrt_stash_take",
-                      {calls.constantString(rewriter, loc, op.getParam()),
-                       pointerOf(rewriter, loc, buf),
-                       i64(rewriter, loc, type.getNumElements()),
-                       i32(rewriter, loc, *dtype)});
+    calls.callChecked(
+        rewriter, loc, "distrt_stash_take",
+        stashCallArgs(rewriter, loc, calls, op.getParam(), buf, *dtype));
     rewriter.replaceOp(op, writtenTensor(rewriter, loc, type, buf));
     ++calls.numStashOps;
     return success();

@@ -102,6 +102,15 @@ struct ToDist : public OpConversionPattern<Op> {
         spelled.push_back(i);
     return spelled;
   }
+  /// A group of one rank (no grid axes) communicates nothing: `op`'s result
+  /// is its input. Whether that was the case.
+  bool forwardIfAlone(ConversionPatternRewriter &rewriter, Operation *op,
+                      ArrayRef<int16_t> axes, Value input) const {
+    if (!axes.empty())
+      return false;
+    rewriter.replaceOp(op, input);
+    return true;
+  }
   /// The wait of `future`, a new collective's, replaces `op`'s result.
   void replaceWithWait(ConversionPatternRewriter &rewriter, Operation *op,
                        Value future) const {
@@ -126,10 +135,8 @@ struct AllReduceToDist : public ToDist<shard::AllReduceOp> {
   matchAndRewrite(shard::AllReduceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value input = adaptor.getInput();
-    if (op.getGridAxes().empty()) {
-      rewriter.replaceOp(op, input);
+    if (forwardIfAlone(rewriter, op, op.getGridAxes(), input))
       return success();
-    }
     ReductionKind reduction = *toDist(op.getReduction());
     Operation *user = op->hasOneUse() ? *op->getUsers().begin() : nullptr;
     if (user && isScatter(op, user)) {
@@ -164,10 +171,8 @@ struct AllSliceToDist : public ToDist<shard::AllSliceOp> {
   matchAndRewrite(shard::AllSliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value input = adaptor.getInput();
-    if (op.getGridAxes().empty()) {
-      rewriter.replaceOp(op, input);
+    if (forwardIfAlone(rewriter, op, op.getGridAxes(), input))
       return success();
-    }
     auto type = cast<RankedTensorType>(op.getResult().getType());
     Location loc = op.getLoc();
     int64_t dim = op.getSliceAxis().getZExtValue();
@@ -193,10 +198,8 @@ struct AllGatherToDist : public ToDist<shard::AllGatherOp> {
   LogicalResult
   matchAndRewrite(shard::AllGatherOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (op.getGridAxes().empty()) {
-      rewriter.replaceOp(op, adaptor.getInput());
+    if (forwardIfAlone(rewriter, op, op.getGridAxes(), adaptor.getInput()))
       return success();
-    }
     Value future = AllGatherOp::create(
         rewriter, op.getLoc(), adaptor.getInput(),
         cast<RankedTensorType>(op.getResult().getType()),
@@ -212,10 +215,8 @@ struct ReduceScatterToDist : public ToDist<shard::ReduceScatterOp> {
   LogicalResult
   matchAndRewrite(shard::ReduceScatterOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (op.getGridAxes().empty()) {
-      rewriter.replaceOp(op, adaptor.getInput());
+    if (forwardIfAlone(rewriter, op, op.getGridAxes(), adaptor.getInput()))
       return success();
-    }
     Value future = ReduceScatterOp::create(
         rewriter, op.getLoc(), adaptor.getInput(),
         cast<RankedTensorType>(op.getResult().getType()),
