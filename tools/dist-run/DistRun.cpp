@@ -95,6 +95,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <malloc.h>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -123,6 +125,17 @@ int main(int argc, char **argv) {
       "accumulation.\n");
   if (kOpt < 1 || windowsOpt < 1)
     return fail("--k and --windows must be at least 1");
+  // Every call allocates its result and collective buffers anew (megabytes
+  // each for a transformer). glibc serves such sizes with mmap and gives
+  // them back at free, so each micro-step page-faulted them in again: GPT's
+  // always-sync window ran 1.7-2.5x its no_sync one in 5 of 6 runs, and
+  // 1.10-1.17x in 7 of 7 with freed memory kept for reuse (bench/README.md,
+  // section 12). Keep it, as a caching allocator would; the environment's
+  // MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ still win.
+  if (!std::getenv("MALLOC_MMAP_THRESHOLD_"))
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  if (!std::getenv("MALLOC_TRIM_THRESHOLD_"))
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
 
   DialectRegistry registry;
   registerAllDialects(registry);
