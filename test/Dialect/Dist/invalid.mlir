@@ -677,6 +677,20 @@ func.func @window_not_unit() attributes {dist.window = 1} {
 
 // -----
 
+// The no_sync pipeline's record is a module's string of options.
+// expected-error @+1 {{'dist.no_sync_pipeline' is a module's string: the options the no_sync pipeline ran with}}
+func.func @record_on_a_function() attributes {dist.no_sync_pipeline = "{}"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dist.no_sync_pipeline' is a module's string: the options the no_sync pipeline ran with}}
+module attributes {dist.no_sync_pipeline = 1 : i64} {
+}
+
+// -----
+
 // expected-error @+1 {{'dist.no_sync_variant' is a function's symbol reference to its no_sync variant}}
 func.func @variant_not_symbol() attributes {dist.no_sync_variant = "f_no_sync"} {
   return
