@@ -16,8 +16,8 @@
 # -dist-no-sync-pipeline (e.g. schedule=false), LOWER_OPTIONS of
 # -dist-lower-to-llvm (e.g. blas=false). BUDGET runs the pipeline with
 # stash-budget=<bytes> (-dist-choose-stash picks each parameter's stash
-# point). The points the pipeline left on the parameters are written to
-# <target>.step/stash_points.h (TOY_STASH_POINTS, by
+# point). The points of the compiled stash ops (the comm report's
+# `stashes`) are written to <target>.step/stash_points.h (TOY_STASH_POINTS, by
 # tools/dist-toy-train/StashPoints.cmake), which the parity driver includes;
 # EXPECT_STASH, the four points in argument order as worked out by hand,
 # becomes TOY_EXPECTED_STASH_POINTS there, checked against them. The step is
@@ -50,13 +50,10 @@ function(dist_add_toy_step target)
     set(options "stash-budget=${ARG_BUDGET} ${options}")
   endif()
   set(partial 0)
-  # A parameter without a `stash` attribute is at its default point.
-  set(default_point local)
   if(ARG_MODE STREQUAL "hsdp-partial")
     set(gen_mode hsdp)
     set(options "hsdp-partial=true ${options}")
     set(partial 1)
-    set(default_point shard)
   endif()
   list(JOIN ARG_EXPECT_STASH "," expect_stash)
   foreach(option ${ARG_OPTIONS})
@@ -80,9 +77,10 @@ function(dist_add_toy_step target)
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/examples/gen_toy.py
             --mode ${gen_mode} --world ${ARG_WORLD} ${ARG_GEN_ARGS} > ${dir}/step.mlir
     COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.mlir ${pipeline} -o ${dir}/step.window.mlir
-    COMMAND ${CMAKE_COMMAND} -DINPUT=${dir}/step.window.mlir
-            -DOUTPUT=${dir}/stash_points.h -DDEFAULT=${default_point}
-            -DEXPECT=${expect_stash}
+    COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.window.mlir
+            "--dist-comm-report=format=json output=${dir}/report.json" -o /dev/null
+    COMMAND ${CMAKE_COMMAND} -DINPUT=${dir}/report.json
+            -DOUTPUT=${dir}/stash_points.h -DEXPECT=${expect_stash}
             -P ${PROJECT_SOURCE_DIR}/tools/dist-toy-train/StashPoints.cmake
     COMMAND $<TARGET_FILE:dist-opt> ${dir}/step.window.mlir ${lower}
             -o ${dir}/step.llvm.mlir

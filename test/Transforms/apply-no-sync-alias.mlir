@@ -18,7 +18,7 @@ dist.parameter @w : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
 // HSDP partial: the shard stage stays, its result is stashed.
 // CHECK-LABEL: func.func @bwd
 // CHECK: %[[S:.*]] = dist.grad_sync %{{.*}} for @w phase = shard
-// CHECK-NEXT: dist.stash_grad_for_fsdp %[[S]] for @w : tensor<2x3xf32>
+// CHECK-NEXT: dist.stash_grad_for_fsdp %[[S]] for @w at shard : tensor<2x3xf32>
 // CHECK-NOT: phase = replicate
 func.func @bwd(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @w}) {
   %s = dist.grad_sync %g for @w : tensor<4x3xf32> -> tensor<2x3xf32>

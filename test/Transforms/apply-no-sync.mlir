@@ -224,7 +224,7 @@ dist.parameter @w : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
 // PARTIAL-LABEL: func.func @hybrid
 // PARTIAL-SAME: (%[[G:.*]]: tensor<4x3xf32>) {
 // PARTIAL-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @w phase = shard : tensor<4x3xf32> -> tensor<2x3xf32>
-// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[S]] for @w : tensor<2x3xf32>
+// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[S]] for @w at shard : tensor<2x3xf32>
 // PARTIAL-NEXT: return{{$}}
 func.func @hybrid(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @w}) {
   %four = arith.constant dense<4.0> : tensor<4x3xf32>
@@ -295,7 +295,7 @@ dist.parameter @b : tensor<3xf32> replicated on @hsdp
 // PARTIAL-LABEL: func.func @grad_sync_form
 // PARTIAL: dist.stash_grad_for_fsdp %{{.*}} for @b : tensor<3xf32>
 // PARTIAL-NEXT: %[[SH:.*]] = dist.grad_sync %{{.*}} for @w phase = shard : tensor<4x3xf32> -> tensor<2x3xf32>
-// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH]] for @w : tensor<2x3xf32>
+// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH]] for @w at shard : tensor<2x3xf32>
 // PARTIAL-NEXT: return
 func.func @grad_sync_form(%gw: tensor<4x3xf32>, %x: tensor<3xf32>)
     -> (tensor<2x3xf32> {dist.grad = @w}, tensor<3xf32> {dist.grad = @b},

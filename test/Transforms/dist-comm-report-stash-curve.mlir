@@ -12,6 +12,7 @@
 // The pipeline's hsdp-partial stashes @h's shard; without an attribute the
 // report takes @h as local.
 // RUN: dist-opt %s -dist-no-sync-pipeline=hsdp-partial -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=PARTIAL
+// RUN: dist-opt %s -dist-no-sync-pipeline=hsdp-partial -dist-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=PARTIAL-JSON
 // RUN: sed 's/{dist.grad = @[dfh]}//g' %s | dist-opt -dist-comm-report -o /dev/null | FileCheck %s --check-prefix=NONE
 // RUN: sed 's/{dist.grad = @[dfh]}//g' %s | dist-opt -dist-comm-report=format=json -o /dev/null | FileCheck %s --check-prefix=NONE-JSON
 
@@ -49,7 +50,7 @@
 // CHECK-NEXT: 256 992.0 224.0 2 0 1{{$}}
 // CHECK-NEXT: 384 608.0 352.0 2 1 0{{$}}
 // CHECK-NEXT: 448 416.0 416.0 3 0 0 chosen{{$}}
-// CHECK-NEXT: chosen: each parameter's `stash`, `local` without one
+// CHECK-NEXT: chosen: the point of each parameter's stash ops, else its `stash`, else `local`
 
 // JSON: "stash_curve": {
 // JSON-NEXT: "always_sync_gradient_wire_bytes_per_rank": 1664,
@@ -106,11 +107,28 @@
 // FSDP-NEXT: chosen:
 
 // hsdp-partial: the no_sync micro-batches reduce-scatter @h: 3 * 64 + 416
-// = 608 (the 384 B point), while the report marks all local.
+// = 608, the 384 B point, which the report marks: it reads the point from
+// the stash ops (`at shard`), not from the parameters, which say nothing.
 // PARTIAL: no_sync (one round) {{.*}} 608.0 wire bytes/rank
-// PARTIAL: 384 608.0 352.0 2 1 0{{$}}
-// PARTIAL-NEXT: 448 416.0 416.0 3 0 0 chosen{{$}}
-// PARTIAL-NEXT: under the pipeline's hsdp-partial a parameter without one stashes its shard
+// PARTIAL: 384 608.0 352.0 2 1 0 chosen{{$}}
+// PARTIAL-NEXT: 448 416.0 416.0 3 0 0{{$}}
+// PARTIAL-NEXT: chosen: the point of each parameter's stash ops
+// The JSON's stashes, as the stash ops say: 64 + 256 + 64 = 384 bytes.
+// PARTIAL-JSON: "stashes": [
+// PARTIAL-JSON-NEXT: {
+// PARTIAL-JSON-NEXT: "bytes": 64,
+// PARTIAL-JSON-NEXT: "parameter": "d",
+// PARTIAL-JSON-NEXT: "point": "local",
+// PARTIAL-JSON-NEXT: "type": "tensor<4x4xf32>"
+// PARTIAL-JSON: "bytes": 256,
+// PARTIAL-JSON-NEXT: "parameter": "f",
+// PARTIAL-JSON-NEXT: "point": "local",
+// PARTIAL-JSON: "bytes": 64,
+// PARTIAL-JSON-NEXT: "parameter": "h",
+// PARTIAL-JSON-NEXT: "point": "shard",
+// PARTIAL-JSON-NEXT: "type": "tensor<4x4xf32>"
+// PARTIAL-JSON-NEXT: }
+// PARTIAL-JSON-NEXT: ],
 
 // NONE: stash memory against gradient traffic: no curve: no parameter has a gradient tied to it (dist.grad)
 // NONE-JSON: "stash_curve": {

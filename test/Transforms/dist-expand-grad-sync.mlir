@@ -60,7 +60,7 @@ func.func @hybrid(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) 
 // CHECK: dist.all_reduce %[[A]] on @hsdp axes = [0] reduction = sum
 func.func @phases(%g: tensor<16x12xf32>) -> (tensor<4x12xf32> {dist.grad = @w}) {
   %sh = dist.grad_sync %g for @w phase = shard : tensor<16x12xf32> -> tensor<4x12xf32>
-  %t = dist.take_stash @w : tensor<4x12xf32>
+  %t = dist.take_stash @w at shard : tensor<4x12xf32>
   %a = arith.addf %t, %sh : tensor<4x12xf32>
   %s = dist.grad_sync %a for @w phase = replicate : tensor<4x12xf32> -> tensor<4x12xf32>
   return %s : tensor<4x12xf32>

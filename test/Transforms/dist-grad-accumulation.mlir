@@ -66,12 +66,12 @@ func.func @untied(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: dist.stash_grad_for_fsdp %{{.*}} for @h : tensor<4x3xf32>
 // PARTIAL-LABEL: func.func @hybrid
 // PARTIAL: %[[SH:.*]] = dist.grad_sync %{{.*}} for @h phase = shard
-// PARTIAL: %[[T:.*]] = dist.take_stash @h : tensor<2x3xf32>
+// PARTIAL: %[[T:.*]] = dist.take_stash @h at shard : tensor<2x3xf32>
 // PARTIAL: %[[A:.*]] = arith.addf %[[T]], %[[SH]]
 // PARTIAL: dist.grad_sync %[[A]] for @h phase = replicate
 // PARTIAL-LABEL: func.func @hybrid_no_sync
 // PARTIAL: %[[SH2:.*]] = dist.grad_sync %{{.*}} for @h phase = shard
-// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH2]] for @h : tensor<2x3xf32>
+// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH2]] for @h at shard : tensor<2x3xf32>
 // PARTIAL-NOT: phase = replicate
 func.func @hybrid(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @h}) {
   %s = dist.grad_sync %g for @h : tensor<4x3xf32> -> tensor<2x3xf32>

@@ -97,7 +97,7 @@
 // KEEP3-COUNT-9: dist.stash_grad_for_fsdp
 // PARTIAL: %[[RS:.*]] = dist.reduce_scatter {{.*}} on @mesh axes = [1]
 // PARTIAL: %[[SH:.*]] = dist.wait %[[RS]]
-// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH]] for @layers.0.attn_norm : tensor<32xf32>
+// PARTIAL-NEXT: dist.stash_grad_for_fsdp %[[SH]] for @layers.0.attn_norm at shard : tensor<32xf32>
 // PARTIAL-COUNT-8: dist.stash_grad_for_fsdp
 // DDP-COUNT-9: dist.stash_grad_for_fsdp
 // ZERO2-COUNT-9: dist.stash_grad_for_fsdp

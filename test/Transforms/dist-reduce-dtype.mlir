@@ -74,12 +74,12 @@ dist.parameter @h : tensor<2x4xbf16> fully_sharded on @hsdp axes = [1] replicate
 // CHECK: arith.truncf %{{.*}} : tensor<2x4xf32> to tensor<2x4xbf16>
 // PARTIAL-LABEL: func.func @hybrid(
 // PARTIAL: %[[S:.*]] = dist.wait %{{.*}} : !dist.future<tensor<2x4xf32>>
-// PARTIAL-NEXT: %[[T:.*]] = dist.take_stash @h : tensor<2x4xf32>
+// PARTIAL-NEXT: %[[T:.*]] = dist.take_stash @h at shard : tensor<2x4xf32>
 // PARTIAL-NEXT: %[[A:.*]] = arith.addf %[[T]], %[[S]] : tensor<2x4xf32>
 // PARTIAL-NEXT: dist.all_reduce %[[A]] {{.*}} : tensor<2x4xf32>
 // PARTIAL-LABEL: func.func @hybrid_no_sync(
 // PARTIAL: dist.reduce_scatter %{{.*}} : tensor<4x4xf32> -> !dist.future<tensor<2x4xf32>>
-// PARTIAL: dist.stash_grad_for_fsdp %{{.*}} for @h : tensor<2x4xf32>
+// PARTIAL: dist.stash_grad_for_fsdp %{{.*}} for @h at shard : tensor<2x4xf32>
 func.func @hybrid(%h: tensor<2x4xbf16> {dist.param = @h}, %x: tensor<4x4xbf16>)
     -> (tensor<4x4xbf16> {dist.grad = @h}) {
   %hf = dist.synchronize %h on @hsdp axes = [1] kind = fully_sharded : tensor<2x4xbf16> -> tensor<4x4xbf16>

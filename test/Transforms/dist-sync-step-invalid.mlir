@@ -46,14 +46,14 @@ dist.mesh @m shape = [2, 1]
 dist.parameter @h : tensor<4xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
 
 func.func @step(%x: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @h}) {
-  // expected-note @+1 {{taken here}}
+  // expected-note @+1 {{there}}
   %s = dist.grad_sync %x for @h : tensor<4xf32> -> tensor<4xf32>
   return %s : tensor<4xf32>
 }
 
 func.func @step_no_sync(%x: tensor<4xf32>) {
   %sh = dist.grad_sync %x for @h phase = shard : tensor<4xf32> -> tensor<4xf32>
-  // expected-error @+1 {{dist-sync-step: the stash of @h is written with the pre-averaged shard (stash = shard, hsdp-partial) here but taken as the local gradient (stash = local): run the no_sync and sync-step rewrites with the same hsdp-partial and the same `stash` on the parameter}}
-  dist.stash_grad_for_fsdp %sh for @h : tensor<4xf32>
+  // expected-error @+1 {{dist-sync-step: the stash of @h is the pre-averaged shard (at shard) here but the local gradient (at local) elsewhere: run the no_sync and sync-step rewrites with the same hsdp-partial and the same `stash` on the parameter}}
+  dist.stash_grad_for_fsdp %sh for @h at shard : tensor<4xf32>
   return
 }

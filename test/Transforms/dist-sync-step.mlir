@@ -48,7 +48,7 @@ dist.parameter @w : tensor<2x3xf32> fully_sharded on @hsdp axes = [1]
 // CHECK: dist.grad_sync %[[A]] for @w : tensor<4x3xf32> -> tensor<2x3xf32>
 // PARTIAL-LABEL: func.func @hybrid
 // PARTIAL: %[[SH:.*]] = dist.grad_sync %{{.*}} for @w phase = shard
-// PARTIAL: %[[S:.*]] = dist.take_stash @w : tensor<2x3xf32>
+// PARTIAL: %[[S:.*]] = dist.take_stash @w at shard : tensor<2x3xf32>
 // PARTIAL: %[[A:.*]] = arith.addf %[[S]], %[[SH]] : tensor<2x3xf32>
 // PARTIAL: dist.grad_sync %[[A]] for @w phase = replicate
 func.func @hybrid(%g: tensor<4x3xf32>) -> (tensor<2x3xf32> {dist.grad = @w}) {

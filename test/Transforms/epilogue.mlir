@@ -21,7 +21,7 @@
 // CHECK: %[[AW:.*]] = arith.addf %[[TW]], %{{.*}}
 // CHECK: %[[SW:.*]] = dist.grad_sync %[[AW]] for @w
 // CHECK: %[[SV:.*]] = dist.grad_sync %{{.*}} for @v
-// CHECK: %[[TV:.*]] = dist.take_stash @v : tensor<1x3xf32>
+// CHECK: %[[TV:.*]] = dist.take_stash @v at synced : tensor<1x3xf32>
 // CHECK: %[[AV:.*]] = arith.addf %[[TV]], %[[SV]]
 // CHECK: %[[SH:.*]] = dist.grad_sync %{{.*}} for @h
 // CHECK: %[[E:.*]]:2 = dist.epilogue(%[[SW]], %[[AV]], %[[SH]], %arg0)

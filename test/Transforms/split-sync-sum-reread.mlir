@@ -15,7 +15,7 @@ dist.parameter @w : tensor<4x12xf32> fully_sharded on @hsdp axes = [1]
 
 // CHECK-LABEL: func.func @step
 // CHECK-SAME: (%[[G:.*]]: tensor<16x12xf32>)
-// CHECK: %[[T:.*]] = dist.take_stash @w : tensor<4x12xf32>
+// CHECK: %[[T:.*]] = dist.take_stash @w at shard : tensor<4x12xf32>
 // CHECK-NEXT: %[[S:.*]] = dist.grad_sync %[[G]] for @w phase = shard scale = sum : tensor<16x12xf32> -> tensor<4x12xf32>
 // CHECK-NEXT: %[[A:.*]] = arith.addf %[[T]], %[[S]]
 // CHECK-NEXT: %[[R:.*]] = dist.grad_sync %[[A]] for @w phase = replicate : tensor<4x12xf32> -> tensor<4x12xf32>

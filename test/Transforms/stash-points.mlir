@@ -23,15 +23,15 @@ dist.parameter @b : tensor<2x4xbf16> fully_sharded on @world
 // CHECK: %[[AD:.*]] = arith.addf %[[TD]], %{{.*}} : tensor<8x4xf32>
 // CHECK: %[[SD:.*]] = dist.grad_sync %[[AD]] for @d
 // CHECK: %[[SF:.*]] = dist.grad_sync %{{.*}} for @f : tensor<8x4xf32> -> tensor<2x4xf32>
-// CHECK: %[[TF:.*]] = dist.take_stash @f : tensor<2x4xf32>
+// CHECK: %[[TF:.*]] = dist.take_stash @f at synced : tensor<2x4xf32>
 // CHECK: %[[AF:.*]] = arith.addf %[[TF]], %[[SF]] : tensor<2x4xf32>
 // CHECK: %[[SH:.*]] = dist.grad_sync %{{.*}} for @h phase = shard
-// CHECK: %[[TH:.*]] = dist.take_stash @h : tensor<2x3xf32>
+// CHECK: %[[TH:.*]] = dist.take_stash @h at shard : tensor<2x3xf32>
 // CHECK: %[[AH:.*]] = arith.addf %[[TH]], %[[SH]]
 // CHECK: %[[RH:.*]] = dist.grad_sync %[[AH]] for @h phase = replicate
 // CHECK: %[[SB:.*]] = dist.grad_sync %{{.*}} for @b : tensor<8x4xbf16> -> tensor<2x4xbf16>
 // CHECK: %[[EB:.*]] = arith.extf %[[SB]] : tensor<2x4xbf16> to tensor<2x4xf32>
-// CHECK: %[[TB:.*]] = dist.take_stash @b : tensor<2x4xf32>
+// CHECK: %[[TB:.*]] = dist.take_stash @b at synced : tensor<2x4xf32>
 // CHECK: %[[AB:.*]] = arith.addf %[[TB]], %[[EB]] : tensor<2x4xf32>
 // CHECK: %[[RB:.*]] = arith.truncf %[[AB]] : tensor<2x4xf32> to tensor<2x4xbf16>
 // The other use of @f's synced gradient keeps this micro-batch's, as in
@@ -45,12 +45,12 @@ dist.parameter @b : tensor<2x4xbf16> fully_sharded on @world
 // CHECK-SAME: -> tensor<2x4xf32>
 // CHECK-NEXT: dist.stash_grad_for_fsdp %{{.*}} for @d : tensor<8x4xf32>
 // CHECK-NEXT: %[[SF2:.*]] = dist.grad_sync %{{.*}} for @f
-// CHECK-NEXT: dist.stash_grad_for_fsdp %[[SF2]] for @f : tensor<2x4xf32>
+// CHECK-NEXT: dist.stash_grad_for_fsdp %[[SF2]] for @f at synced : tensor<2x4xf32>
 // CHECK-NEXT: %[[SH2:.*]] = dist.grad_sync %{{.*}} for @h phase = shard
-// CHECK-NEXT: dist.stash_grad_for_fsdp %[[SH2]] for @h : tensor<2x3xf32>
+// CHECK-NEXT: dist.stash_grad_for_fsdp %[[SH2]] for @h at shard : tensor<2x3xf32>
 // CHECK-NEXT: %[[SB2:.*]] = dist.grad_sync %{{.*}} for @b
 // CHECK-NEXT: %[[EB2:.*]] = arith.extf %[[SB2]]
-// CHECK-NEXT: dist.stash_grad_for_fsdp %[[EB2]] for @b : tensor<2x4xf32>
+// CHECK-NEXT: dist.stash_grad_for_fsdp %[[EB2]] for @b at synced : tensor<2x4xf32>
 // CHECK-NEXT: %[[N2:.*]] = arith.mulf %[[SF2]], %[[SF2]]
 // CHECK-NEXT: return %[[N2]]
 // CHECK-NOT: phase = replicate
@@ -75,20 +75,20 @@ func.func @step(%gd: tensor<8x4xf32>, %gf: tensor<8x4xf32>,
 // -----
 
 // The same with a replicated parameter, whose local and synced gradients
-// have one type: only the meaning tells them apart.
+// have one type: a stash op that says `synced` but writes the local
+// gradient is refused by what it writes (the type cannot tell).
 dist.mesh @world shape = [4]
 dist.parameter @d : tensor<8xf32> replicated on @world stash = synced
 
 func.func @other(%g: tensor<8xf32>) -> (tensor<8xf32>) {
-  // expected-error @+1 {{the stash of @d is written with the local gradient (stash = local) here but taken as the synchronized gradient (stash = synced)}}
-  dist.stash_grad_for_fsdp %g for @d : tensor<8xf32>
+  // expected-error @+1 {{this stash op holds the synchronized gradient (at synced) but writes the local gradient (at local): its `at` must say what the stash holds}}
+  dist.stash_grad_for_fsdp %g for @d at synced : tensor<8xf32>
   return %g : tensor<8xf32>
 }
 
 func.func @step(%g: tensor<8xf32>) -> (tensor<8xf32> {dist.grad = @d}) {
   %s = dist.grad_sync %g for @d : tensor<8xf32> -> tensor<8xf32>
-  // expected-note @below {{taken here}}
-  %t = dist.take_stash @d : tensor<8xf32>
+  %t = dist.take_stash @d at synced : tensor<8xf32>
   %a = arith.addf %t, %s : tensor<8xf32>
   return %a : tensor<8xf32>
 }

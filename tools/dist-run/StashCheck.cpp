@@ -60,6 +60,8 @@ dist_run::expectNoSync(ModuleOp module, func::FuncOp sync, func::FuncOp noSync,
   // A gradient @<entry>_no_sync still returns has no stash.
   llvm::StringSet<> stashed = tiedParams(sync), unstashed = tiedParams(noSync);
   SymbolTableCollection symbolTable;
+  llvm::DenseMap<StringAttr, dist::StashPoint> points =
+      dist::getStashOpPoints(module);
   for (auto param : module.getOps<dist::ParameterOp>()) {
     StringRef name = param.getSymName();
     if (!stashed.contains(name) || unstashed.contains(name))
@@ -71,7 +73,12 @@ dist_run::expectNoSync(ModuleOp module, func::FuncOp sync, func::FuncOp noSync,
       return error("cannot read the sync of @" + name + ": " + why);
     StashedParam stashedParam;
     stashedParam.name = name.str();
-    stashedParam.point = plan->stashPoint(hsdpPartial);
+    // The point the compiled stash ops say; the pipeline's own choice
+    // where the variant writes no stash op for it.
+    auto point = points.find(param.getSymNameAttr());
+    stashedParam.point = point != points.end()
+                             ? point->second
+                             : plan->stashPoint(hsdpPartial);
     std::optional<int64_t> stashBytes =
         dist::getTensorBytes(plan->stashTypeOf(stashedParam.point));
     if (!stashBytes)

@@ -7,7 +7,7 @@
 // `local`, the first at `shard`, all at `synced`; and what its stash holds
 // (GradSyncPlan::stashTypeOf, the figure -dist-choose-stash and the
 // communication report count). dist-run reads the points from the compiled
-// module and checks each no_sync micro-step against them: the bytes of
+// module's stash ops (their `point`) and checks each no_sync micro-step against them: the bytes of
 // every all_reduce and reduce_scatter the runtime counted equal those
 // stages' inputs plus the model's own reductions (OwnReductions.h), per
 // kind (buckets merge calls, never bytes; without buckets the calls too),

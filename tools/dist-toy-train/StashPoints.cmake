@@ -1,23 +1,24 @@
-# cmake -DINPUT=<step.window.mlir> -DOUTPUT=<stash_points.h> -DDEFAULT=<point>
+# cmake -DINPUT=<report.json> -DOUTPUT=<stash_points.h>
 #       [-DEXPECT=<point>,<point>,<point>,<point>] -P StashPoints.cmake
 #
-# Run by dist_add_toy_step (cmake/DistToyStep.cmake) on the pipeline's
-# output: writes the `stash` point of each ToyModel parameter, in argument
-# order (ToyModel.h's kParamNames), as TOY_STASH_POINTS for the parity driver
-# (ToyTrain.cpp), which derives the collectives of a no_sync micro-step and
-# the stash bytes from them. The points are read from the compiled module,
-# not recomputed: a parameter without the attribute is at DEFAULT (`local`,
-# or `shard` under the pipeline's hsdp-partial). EXPECT, the points the
+# Run by dist_add_toy_step (cmake/DistToyStep.cmake) on the comm report
+# (`--dist-comm-report=format=json`) of the pipeline's output: writes the
+# stash point of each ToyModel parameter, in argument order (ToyModel.h's
+# kParamNames), as TOY_STASH_POINTS for the parity driver (ToyTrain.cpp),
+# which derives the collectives of a no_sync micro-step and the stash bytes
+# from them. The points are the compiled module's own, as its stash ops say
+# them (the report's `stashes`), not recomputed. EXPECT, the points the
 # caller worked out by hand, becomes TOY_EXPECTED_STASH_POINTS, which the
 # driver checks against the module's.
-foreach(var INPUT OUTPUT DEFAULT)
+foreach(var INPUT OUTPUT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "StashPoints.cmake: -D${var}=... is required")
   endif()
 endforeach()
 
 set(names fc1.weight fc1.bias fc2.weight fc2.bias)
-file(STRINGS "${INPUT}" params REGEX "^ *dist\\.parameter @")
+file(READ "${INPUT}" report)
+string(JSON count LENGTH "${report}" stashes)
 
 # local -> StashPoint::Local, for the driver's enum.
 function(stash_enum point out)
@@ -32,22 +33,16 @@ endfunction()
 
 set(points "")
 foreach(name ${names})
-  string(REPLACE "." "\\." pattern ${name})
-  set(found "")
-  foreach(line IN LISTS params)
-    # The printer quotes a symbol only where it must (@fc1.weight); the
-    # generator always does (@"fc1.weight").
-    if(line MATCHES "dist\\.parameter @\"?${pattern}\"? ")
-      set(found "${line}")
+  set(point "")
+  math(EXPR last "${count} - 1")
+  foreach(i RANGE ${last})
+    string(JSON param GET "${report}" stashes ${i} parameter)
+    if(param STREQUAL name)
+      string(JSON point GET "${report}" stashes ${i} point)
     endif()
   endforeach()
-  if(found STREQUAL "")
-    message(FATAL_ERROR "StashPoints.cmake: no dist.parameter @${name} in ${INPUT}")
-  endif()
-  if(found MATCHES " stash = ([a-z]+)")
-    set(point ${CMAKE_MATCH_1})
-  else()
-    set(point ${DEFAULT})
+  if(point STREQUAL "")
+    message(FATAL_ERROR "StashPoints.cmake: no stash of @${name} in ${INPUT}")
   endif()
   stash_enum(${point} enum)
   list(APPEND points ${enum})

@@ -528,25 +528,42 @@ def Dist_GradSyncOp : Dist_Op<"grad_sync", [
 
 def Dist_StashGradOp : Dist_Op<"stash_grad_for_fsdp", [
     Dist_StashEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "add a local gradient into the parameter's persistent stash";
+  let summary = "add a gradient into the parameter's persistent stash";
   let description = [{
     Adds `grad` element-wise into the persistent stash buffer of `param`,
     creating it (zero-filled) on first use. The stash outlives the function
     call: it accumulates the gradients of the no_sync micro-batches of a window
-    until `dist.take_stash` consumes it in the sync step. `grad` has the
-    parameter's unsharded type, or for a parameter with `replicate_axes`
-    (HSDP partial no_sync) its local, sharded type.
+    until `dist.take_stash` consumes it in the sync step.
+
+    `point` says what the stash holds (the parameter's stash point, printed
+    as `at shard` or `at synced`; `local` when absent): `local`, the
+    unsharded local gradient; `shard`, the pre-averaged shard left by the
+    first of two sync stages (a parameter with `replicate_axes`); `synced`,
+    the synchronized gradient. It is the one statement of what the stash
+    means: the sync step, the stash budget, the comm report and the drivers
+    read it here, never from the types. The verifier checks it against the
+    parameter: its `stash` when it has one (else `local`, or `shard` for a
+    parameter with `replicate_axes`: the pipeline's `hsdp-partial`), and
+    `grad`'s type against the point's (GradSyncPlan::stashTypeOf, in the
+    parameter's reduce type). Every stash op of one parameter in a module
+    has the same point (checked by the passes that pair them).
 
     It has side effects on the stash and is never removed as dead.
 
     Example:
 
     ```mlir
+    // A DDP parameter's local gradient.
     dist.stash_grad_for_fsdp %g for @"fc1.weight" : tensor<16x12xf32>
+    // An HSDP parameter's pre-averaged shard (hsdp-partial).
+    dist.stash_grad_for_fsdp %s for @"fc2.weight" at shard : tensor<4x16xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$grad, FlatSymbolRefAttr:$param);
-  let assemblyFormat = "$grad `for` $param attr-dict `:` type($grad)";
+  let arguments = (ins AnyRankedTensor:$grad, FlatSymbolRefAttr:$param,
+                   DefaultValuedAttr<Dist_StashPoint,
+                                     "::mlir::dist::StashPoint::Local">:$point);
+  let assemblyFormat =
+      "$grad `for` $param (`at` $point^)? attr-dict `:` type($grad)";
 }
 
 def Dist_TakeStashOp : Dist_Op<"take_stash", [
@@ -557,19 +574,25 @@ def Dist_TakeStashOp : Dist_Op<"take_stash", [
     Yields the gradient accumulated in the stash of `param` since it was last
     taken (zeros when nothing was stashed) and releases the buffer, so that the
     next window starts from an empty stash and no stash memory is held between
-    windows. The sync step adds it to the last micro-batch's gradient before
-    the single collective of the window.
+    windows. The sync step adds it to the last micro-batch's gradient at the
+    stash's `point` (as on `dist.stash_grad_for_fsdp`, which it must match):
+    before the sync at `local`, between its two stages at `shard`, after it
+    at `synced`.
 
     Example:
 
     ```mlir
     %s = dist.take_stash @"fc1.weight" : tensor<16x12xf32>
     %acc = arith.addf %s, %g : tensor<16x12xf32>
+    %t = dist.take_stash @"fc2.weight" at shard : tensor<4x16xf32>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$param);
+  let arguments = (ins FlatSymbolRefAttr:$param,
+                   DefaultValuedAttr<Dist_StashPoint,
+                                     "::mlir::dist::StashPoint::Local">:$point);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$param attr-dict `:` qualified(type($result))";
+  let assemblyFormat =
+      "$param (`at` $point^)? attr-dict `:` qualified(type($result))";
 }
 
 //===----------------------------------------------------------------------===//

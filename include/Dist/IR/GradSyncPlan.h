@@ -23,6 +23,12 @@ namespace mlir::dist {
 /// a parameter with replicate axes; else the local gradient.
 StashPoint getStashPoint(ParameterOp param, bool hsdpPartial);
 
+/// The point of each parameter's stash that a stash op in `root` writes or
+/// takes, as the op says (its `point`: what the compiled code holds; the
+/// first op's where they disagree, which the passes refuse). Parameters
+/// without a stash op are absent.
+llvm::DenseMap<StringAttr, StashPoint> getStashOpPoints(Operation *root);
+
 /// One collective of a gradient sync: always a sum, followed by its wait.
 struct GradSyncStage {
   /// ReduceScatter (along dim 0) or AllReduce.

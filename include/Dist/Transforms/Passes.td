@@ -453,7 +453,10 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     gradient wire bytes per rank of a window (K times every tied sync, less
     K-1 times what a no_sync micro-batch no longer sends) and how many
     parameters are at `local`, `shard` and `synced`; the module's own point
-    (each parameter's `stash`, `local` without one) is marked `chosen`. Its
+    (the point its stash ops say, else each parameter's `stash`, else
+    `local`) is marked `chosen`. The JSON lists those stashes (`stashes`:
+    each parameter the stash ops name, its point, the stash's type and
+    bytes). Its
     all-local end is the one-round no_sync total of the gradient
     collectives. Skipped, with the reason, without a tied parameter.
 

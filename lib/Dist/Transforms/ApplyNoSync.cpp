@@ -194,7 +194,9 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
         convertElements(builder, stashed.getLoc(), stashed, t.plan.reduceType);
     if (converted != stashed)
       anchor = converted.getDefiningOp();
-    anchor = StashGradOp::create(builder, stashed.getLoc(), converted, param);
+    anchor = StashGradOp::create(builder, stashed.getLoc(), converted,
+                                 param.getValue(),
+                                 point);
     static constexpr StringLiteral kWhat[] = {
         "skips its sync", "skips its inter-node sync",
         "keeps its sync (stash = synced)"};

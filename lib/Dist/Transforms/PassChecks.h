@@ -41,18 +41,15 @@ LogicalResult refuseForeignSyncOps(func::FuncOp func,
                                    GradSyncAnalysis &analysis,
                                    StringRef passName);
 
-/// Every stash of a parameter in `module` must be written and taken with one
-/// meaning, its stash point: the rank-local gradient, the pre-averaged shard
-/// after the intra-node reduce-scatter, or the synced gradient. A stash
-/// written one way and taken another (-apply-no-sync and -dist-sync-step run
-/// with different hsdp-partial, or a `stash` attribute changed between them)
-/// would add (1/W)-scaled shards to local gradients; it is an error at the
-/// writer, with a note at the taker. A value (through element type
-/// conversions) means the synced gradient when it is a full or
-/// replicate-phase dist.grad_sync, or an expanded sync that matches the
-/// parameter's plan, or any communicated value of a parameter whose sync has
-/// one stage; the shard when it is a shard-phase dist.grad_sync or otherwise
-/// computed from communication; else the local gradient.
+/// Every stash op of a parameter in `module` must say one stash point (its
+/// `point`): a stash written at one point and taken at another (-apply-no-sync
+/// and -dist-sync-step run with different hsdp-partial, or a `stash`
+/// attribute changed between them) would add (1/W)-scaled shards to local
+/// gradients; it is an error at the later op, with a note at the first. And
+/// what each op writes, or is added to in the sync step, must not contradict
+/// its point: a shard-phase dist.grad_sync's result only at `shard`, a full
+/// or replicate phase's only at `synced`, and at either of those a value
+/// computed from gradient communication.
 LogicalResult checkStashConsistency(ModuleOp module, StringRef passName);
 
 /// Emits an error at each function op in `module` that ties parameters or

@@ -1,8 +1,10 @@
 //===- StashConsistency.cpp - one meaning per parameter's stash -----------===//
 //
 // A stash is written by a no_sync variant and taken by its sync step, often
-// by different passes: both must agree on what it holds (its stash point),
-// or the sync step adds shards to local gradients.
+// by different passes, and each stash op says what the stash holds (its
+// `point`). All of a parameter's stash ops must say the same, or the sync
+// step adds shards to local gradients; and what an op writes, or adds the
+// stash to, must not contradict it (checkValue).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,104 +17,101 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/MapVector.h"
 
-#include <array>
-
 using namespace mlir;
 using namespace mlir::dist;
 
-/// The stash point a value written to, or added to, the stash of `param`
-/// stands for (checkStashConsistency).
-static StashPoint meaningOf(Value value, FlatSymbolRefAttr paramRef,
-                            Operation *at, CommunicationFinder &finder,
-                            SymbolTableCollection &symbolTable) {
-  Value unconverted = lookThroughConversions(value);
-  if (auto sync = unconverted.getDefiningOp<GradSyncOp>())
-    return sync.getPhase() == GradSyncPhase::Shard ? StashPoint::Shard
-                                                   : StashPoint::Synced;
-  if (!finder.findIn(value))
-    return StashPoint::Local;
-  // Communicated but not a dist.grad_sync: an expanded one
-  // (-dist-expand-grad-sync). The whole sync means synced; a parameter
-  // without a replicate stage has no other communicated point.
-  ParameterOp param = lookupParameter(at, paramRef, &symbolTable);
-  std::string why;
-  FailureOr<GradSyncPlan> plan =
-      param ? getGradSyncPlan(param, &symbolTable, why)
-            : FailureOr<GradSyncPlan>(failure());
-  if (failed(plan))
-    return StashPoint::Shard;
-  if (!plan->hasReplicateStage())
-    return StashPoint::Synced;
-  for (Value end : {value, unconverted}) {
-    Operation *mismatch = nullptr;
-    if (endsLikeExplicitSync(end) &&
-        succeeded(matchExplicitSync(end, *plan, symbolTable, why, mismatch)))
-      return StashPoint::Synced;
+static const char *meaningOf(StashPoint point) {
+  switch (point) {
+  case StashPoint::Local:
+    return "the local gradient (at local)";
+  case StashPoint::Shard:
+    return "the pre-averaged shard (at shard)";
+  case StashPoint::Synced:
+    return "the synchronized gradient (at synced)";
   }
-  return StashPoint::Shard;
+  llvm_unreachable("unknown stash point");
+}
+
+/// Checks that `value`, written to or added to a stash at `point` by `op`,
+/// may be such a gradient: a dist.grad_sync's result only at its phase's
+/// point; at `shard` and `synced` a value computed from gradient
+/// communication. (At `local` any other value: a local gradient may itself
+/// read communicated values, such as a clip factor from another parameter's
+/// synced gradient.)
+static LogicalResult checkValue(Operation *op, StashPoint point, Value value,
+                                CommunicationFinder &finder,
+                                StringRef passName) {
+  Value unconverted = lookThroughConversions(value);
+  std::optional<StashPoint> seen;
+  if (auto sync = unconverted.getDefiningOp<GradSyncOp>())
+    seen = sync.getPhase() == GradSyncPhase::Shard ? StashPoint::Shard
+                                                   : StashPoint::Synced;
+  else if (point != StashPoint::Local && !finder.findIn(value))
+    seen = StashPoint::Local;
+  if (!seen || *seen == point)
+    return success();
+  return emitErrorAt(op) << passName << ": this stash op holds "
+                         << meaningOf(point) << " but "
+                         << (isa<StashGradOp>(op) ? "writes" : "is added to")
+                         << " " << meaningOf(*seen)
+                         << ": its `at` must say what the stash holds";
+}
+
+/// The point a stash op says its stash is at.
+static StashPoint pointOf(Operation *op) {
+  if (auto stash = dyn_cast<StashGradOp>(op))
+    return stash.getPoint();
+  return cast<TakeStashOp>(op).getPoint();
 }
 
 LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
                                                 StringRef passName) {
   SymbolTableCollection symbolTable;
-  // Per parameter: the first writer and taker of each meaning.
-  constexpr int kPoints = 3;
-  struct Uses {
-    std::array<Operation *, kPoints> writer = {}, taker = {};
-  };
-  llvm::MapVector<Attribute, Uses> byParam;
+  // Per parameter: the first stash op at each point, in walk order.
+  llvm::MapVector<Attribute, SmallVector<Operation *, 1>> byParam;
+  bool failed = false;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal() || !func.getBody().hasOneBlock())
       continue;
     CommunicationFinder finder(symbolTable, func);
     func.walk([&](Operation *op) {
+      // What the op writes, or what the sync step adds the stash to.
+      SmallVector<Value, 2> values;
+      FlatSymbolRefAttr param;
       if (auto stash = dyn_cast<StashGradOp>(op)) {
-        int point = static_cast<int>(meaningOf(
-            stash.getGrad(), stash.getParamAttr(), op, finder, symbolTable));
-        Operation *&slot = byParam[stash.getParamAttr()].writer[point];
-        slot = slot ? slot : op;
+        param = stash.getParamAttr();
+        values.push_back(stash.getGrad());
       } else if (auto take = dyn_cast<TakeStashOp>(op)) {
-        for (Operation *user : take->getUsers()) {
-          auto add = dyn_cast<arith::AddFOp>(user);
-          if (!add)
-            continue;
-          Value other =
-              add.getLhs() == take.getResult() ? add.getRhs() : add.getLhs();
-          int point = static_cast<int>(meaningOf(
-              other, take.getParamAttr(), op, finder, symbolTable));
-          Operation *&slot = byParam[take.getParamAttr()].taker[point];
-          slot = slot ? slot : op;
-        }
+        param = take.getParamAttr();
+        for (Operation *user : take->getUsers())
+          if (auto add = dyn_cast<arith::AddFOp>(user))
+            values.push_back(add.getLhs() == take.getResult() ? add.getRhs()
+                                                               : add.getLhs());
+      } else {
+        return;
       }
+      StashPoint point = pointOf(op);
+      SmallVector<Operation *, 1> &firsts = byParam[param];
+      if (llvm::none_of(firsts,
+                        [&](Operation *o) { return pointOf(o) == point; }))
+        firsts.push_back(op);
+      for (Value value : values)
+        failed |= ::mlir::failed(checkValue(op, point, value, finder, passName));
     });
   }
-  auto meaning = [](int point) {
-    switch (static_cast<StashPoint>(point)) {
-    case StashPoint::Local:
-      return "the local gradient (stash = local)";
-    case StashPoint::Shard:
-      return "the pre-averaged shard (stash = shard, hsdp-partial)";
-    case StashPoint::Synced:
-      return "the synchronized gradient (stash = synced)";
+  for (auto &[param, ops] : byParam) {
+    Operation *first = ops.front();
+    for (Operation *other : llvm::drop_begin(ops)) {
+      failed = true;
+      InFlightDiagnostic diag =
+          emitErrorAt(other)
+          << passName << ": the stash of " << param << " is "
+          << meaningOf(pointOf(other)) << " here but "
+          << meaningOf(pointOf(first))
+          << " elsewhere: run the no_sync and sync-step rewrites with the "
+             "same hsdp-partial and the same `stash` on the parameter";
+      diag.attachNote(first->getLoc()) << "there";
     }
-    llvm_unreachable("unknown stash point");
-  };
-  bool mismatch = false;
-  for (auto &[param, uses] : byParam)
-    for (int written = 0; written < kPoints; ++written)
-      for (int taken = 0; taken < kPoints; ++taken) {
-        Operation *writer = uses.writer[written];
-        Operation *taker = uses.taker[taken];
-        if (written == taken || !writer || !taker)
-          continue;
-        mismatch = true;
-        InFlightDiagnostic diag =
-            emitErrorAt(writer)
-            << passName << ": the stash of " << param << " is written with "
-            << meaning(written) << " here but taken as " << meaning(taken)
-            << ": run the no_sync and sync-step rewrites with the same "
-               "hsdp-partial and the same `stash` on the parameter";
-        diag.attachNote(taker->getLoc()) << "taken here";
-      }
-  return failure(mismatch);
+  }
+  return failure(failed);
 }

@@ -66,17 +66,22 @@ StashCurve mlir::dist::report::computeStashCurve(ModuleOp module,
     curve.granularity = std::max(curve.granularity, choice.granularity);
   }
 
-  // The module's own point.
+  // The module's own point: its stash ops', else the parameter's `stash`,
+  // else local.
+  llvm::DenseMap<StringAttr, StashPoint> written = getStashOpPoints(module);
   std::vector<unsigned> own;
   for (const StashCandidate &candidate : *candidates) {
     ParameterOp param = candidate.param;
-    StashPoint point = param.getStash().value_or(StashPoint::Local);
-    auto *it = llvm::find_if(candidate.options, [&](const StashOption &o) {
+    auto it = written.find(param.getSymNameAttr());
+    StashPoint point = it != written.end()
+                           ? it->second
+                           : param.getStash().value_or(StashPoint::Local);
+    auto *option = llvm::find_if(candidate.options, [&](const StashOption &o) {
       return o.point == point;
     });
-    if (it == candidate.options.end())
+    if (option == candidate.options.end())
       return curve; // The verifier refuses such a `stash`; no own point.
-    own.push_back(it - candidate.options.begin());
+    own.push_back(option - candidate.options.begin());
   }
   StashCurvePoint mine =
       makePoint(*candidates, own, microBatches, curve.alwaysSyncWire);
@@ -151,9 +156,8 @@ void mlir::dist::report::printStashCurve(const StashCurve &curve,
           "allows)\n";
     return;
   }
-  os << "  chosen: each parameter's `stash`, `local` without one (under the "
-        "pipeline's hsdp-partial a parameter without one stashes its shard; "
-        "the report cannot see that option)\n";
+  os << "  chosen: the point of each parameter's stash ops, else its "
+        "`stash`, else `local`\n";
   if (curve.betterSaved)
     os << llvm::formatv("  within the chosen point's memory the solver saves "
                         "{0:F1} wire bytes/rank per no_sync micro-batch, "

@@ -35,17 +35,9 @@ mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
   // skipping the sync would
   // change that use (-apply-no-sync refuses it), so only `synced` is legal.
   llvm::DenseMap<StringAttr, Operation *> syncUsed;
-  // Parameters whose stash the module already writes or takes, and its type.
-  llvm::DenseMap<StringAttr, Type> stashed;
-  module.walk([&](Operation *op) {
-    if (auto stash = dyn_cast<StashGradOp>(op))
-      stashed.try_emplace(stash.getParamAttr().getAttr(),
-                          stash.getGrad().getType());
-    else if (auto take = dyn_cast<TakeStashOp>(op))
-      stashed.try_emplace(take.getParamAttr().getAttr(), take.getType());
-    auto func = dyn_cast<func::FuncOp>(op);
-    if (!func)
-      return;
+  // Parameters whose stash the module already writes or takes.
+  llvm::DenseMap<StringAttr, StashPoint> stashed = getStashOpPoints(module);
+  for (auto func : module.getOps<func::FuncOp>()) {
     auto ret = func.isExternal()
                    ? func::ReturnOp()
                    : dyn_cast<func::ReturnOp>(
@@ -69,7 +61,7 @@ mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
           break;
         }
     }
-  });
+  }
   SymbolTableCollection symbolTable;
   std::vector<StashCandidate> candidates;
   for (auto param : module.getOps<ParameterOp>()) {
@@ -90,13 +82,8 @@ mlir::dist::getStashCandidates(ModuleOp module, StringRef passName,
       points.push_back(StashPoint::Shard);
     points.push_back(StashPoint::Synced);
     std::optional<StashPoint> fixed = param.getStash();
-    // A stash written without an attribute is at a default point: local,
-    // or hsdp-partial's shard when it has the shard's type.
-    if (!fixed && stashed.count(param.getSymNameAttr()))
-      fixed = stashed.lookup(param.getSymNameAttr()) ==
-                      plan->stashTypeOf(StashPoint::Local)
-                  ? StashPoint::Local
-                  : StashPoint::Shard;
+    if (auto it = stashed.find(param.getSymNameAttr()); it != stashed.end())
+      fixed = it->second;
     if (fixed && keepOwnPoints) {
       points = {*fixed};
       candidate.fixed = true;

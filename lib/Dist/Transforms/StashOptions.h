@@ -29,8 +29,7 @@ struct StashOption {
 /// replicate stage); only `synced` when a returned sync of it has another
 /// use (skipping the sync would change that use); only its own point when
 /// its own points are kept and it has a `stash` attribute or the module
-/// already writes or takes its stash (a default point: local, or the shard
-/// by its type).
+/// already writes or takes its stash (at the ops' `point`).
 struct StashCandidate {
   ParameterOp param;
   GradSyncPlan plan;

@@ -30,13 +30,14 @@ using namespace mlir;
 using namespace mlir::dist;
 
 /// Makes `reader` read `take_stash(@param) + value` instead of `value`, in
-/// the parameter's reduce type.
+/// the parameter's reduce type; the stash holds `point`'s gradient.
 static void addStashBefore(Operation *reader, Value value,
-                           FlatSymbolRefAttr param, const GradSyncPlan &plan) {
+                           FlatSymbolRefAttr param, const GradSyncPlan &plan,
+                           StashPoint point) {
   OpBuilder builder(reader);
   Location loc = reader->getLoc();
-  auto type = plan.reduced(cast<RankedTensorType>(value.getType()));
-  auto take = TakeStashOp::create(builder, loc, type, param);
+  RankedTensorType type = plan.stashTypeOf(point);
+  auto take = TakeStashOp::create(builder, loc, type, param.getValue(), point);
   Value sum = arith::AddFOp::create(
       builder, loc, take,
       convertElements(builder, loc, value, type.getElementType()));
@@ -56,7 +57,9 @@ static void addStashAfter(TiedGradient &t, FlatSymbolRefAttr param) {
   RankedTensorType type = t.plan.stashTypeOf(StashPoint::Synced);
   Value converted =
       convertElements(builder, loc, synced, type.getElementType());
-  auto take = TakeStashOp::create(builder, loc, type, param);
+  auto take =
+      TakeStashOp::create(builder, loc, type, param.getValue(),
+                                  StashPoint::Synced);
   Value sum = arith::AddFOp::create(builder, loc, take, converted);
   Value back =
       convertElements(builder, loc, sum, t.plan.syncedType.getElementType());
@@ -77,7 +80,7 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
     switch (t.plan.stashPoint(hsdpPartial)) {
     case StashPoint::Local: {
       GradSyncOp first = t.firstSync();
-      addStashBefore(first, first.getGrad(), param, t.plan);
+      addStashBefore(first, first.getGrad(), param, t.plan, StashPoint::Local);
       break;
     }
     case StashPoint::Shard: {
@@ -101,7 +104,7 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
         t.sync.erase();
         t.sync = replicate;
       }
-      addStashBefore(replicate, shard, param, t.plan);
+      addStashBefore(replicate, shard, param, t.plan, StashPoint::Shard);
       break;
     }
     case StashPoint::Synced:

@@ -208,7 +208,7 @@ dist.parameter @p : tensor<4xf32, #sparse> replicated on @m
 dist.mesh @m shape = [2]
 dist.parameter @p : tensor<4xf32> replicated on @m
 func.func @stash_sparse(%g: tensor<4xf32, #sparse>) {
-  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<4xf32>', but got 'tensor<4xf32, #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>>'}}
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p at local to have its unsharded gradient type 'tensor<4xf32>', but got 'tensor<4xf32, #sparse_tensor.encoding<{ map = (d0) -> (d0 : compressed) }>>'}}
   dist.stash_grad_for_fsdp %g for @p : tensor<4xf32, #sparse>
   return
 }

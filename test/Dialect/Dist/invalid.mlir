@@ -322,7 +322,7 @@ func.func @stash_unknown_param(%g: tensor<4xf32>) {
 dist.mesh @w shape = [2]
 dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
 func.func @stash_sharded_shape(%g: tensor<4x3xf32>) {
-  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p at local to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
   dist.stash_grad_for_fsdp %g for @p : tensor<4x3xf32>
   return
 }
@@ -332,8 +332,54 @@ func.func @stash_sharded_shape(%g: tensor<4x3xf32>) {
 dist.mesh @m shape = [2, 2]
 dist.parameter @p : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
 func.func @stash_hybrid_shape(%g: tensor<4x6xf32>) {
-  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to have its unsharded gradient type 'tensor<8x3xf32>' or its synced (sharded) type 'tensor<4x3xf32>', but got 'tensor<4x6xf32>'}}
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p at local to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x6xf32>'}}
   dist.stash_grad_for_fsdp %g for @p : tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// The point is the op's, not read from the type: the shard of a hybrid
+// parameter is `at shard`.
+dist.mesh @m shape = [2, 2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
+func.func @stash_hybrid_shard_at_local(%g: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p at local to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// Without `stash` on the parameter a stash is at local, or (hsdp-partial)
+// at shard for a parameter with replicate_axes: never at synced.
+dist.mesh @m shape = [2, 2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0]
+func.func @stash_synced_without_attribute(%g: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to be at local or shard (hsdp-partial), its default point, but it is at synced (set `stash = synced` on the parameter)}}
+  dist.stash_grad_for_fsdp %g for @p at synced : tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// `shard` needs a replicate stage.
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
+func.func @take_shard_without_replicate() -> tensor<4x3xf32> {
+  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p to be at local, its default point, but it is at shard (set `stash = shard` on the parameter)}}
+  %t = dist.take_stash @p at shard : tensor<4x3xf32>
+  return %t : tensor<4x3xf32>
+}
+
+// -----
+
+// A parameter's `stash` fixes its stash ops' point.
+dist.mesh @w shape = [2]
+dist.parameter @p : tensor<4x3xf32> fully_sharded on @w stash = synced
+func.func @stash_point_not_the_parameters(%g: tensor<8x3xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p to be at synced, its `stash`, but it is at local}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<8x3xf32>
   return
 }
 
@@ -343,8 +389,8 @@ func.func @stash_hybrid_shape(%g: tensor<4x6xf32>) {
 dist.mesh @w shape = [2]
 dist.parameter @p : tensor<4x3xf32> fully_sharded on @w stash = synced
 func.func @stash_synced_unsharded(%g: tensor<8x3xf32>) {
-  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p (stash = synced) to have its synced (sharded) type 'tensor<4x3xf32>', but got 'tensor<8x3xf32>'}}
-  dist.stash_grad_for_fsdp %g for @p : tensor<8x3xf32>
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the stash of @p at synced to have its synced (sharded) type 'tensor<4x3xf32>', but got 'tensor<8x3xf32>'}}
+  dist.stash_grad_for_fsdp %g for @p at synced : tensor<8x3xf32>
   return
 }
 
@@ -354,7 +400,7 @@ func.func @stash_synced_unsharded(%g: tensor<8x3xf32>) {
 dist.mesh @m shape = [2, 2]
 dist.parameter @p : tensor<4x3xf32> fully_sharded on @m axes = [1] replicate_axes = [0] stash = local
 func.func @take_local_sharded() -> tensor<4x3xf32> {
-  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p (stash = local) to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
+  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p at local to have its unsharded gradient type 'tensor<8x3xf32>', but got 'tensor<4x3xf32>'}}
   %t = dist.take_stash @p : tensor<4x3xf32>
   return %t : tensor<4x3xf32>
 }
@@ -376,7 +422,7 @@ dist.parameter @p : tensor<4x3xf32> fully_sharded on @w stash = everything
 dist.mesh @w shape = [2]
 dist.parameter @p : tensor<4x3xf32> replicated on @w
 func.func @take_stash_element_type() {
-  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p to have its unsharded gradient type 'tensor<4x3xf32>', but got 'tensor<4x3xf64>'}}
+  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p at local to have its unsharded gradient type 'tensor<4x3xf32>', but got 'tensor<4x3xf64>'}}
   %s = dist.take_stash @p : tensor<4x3xf64>
   return
 }
@@ -834,7 +880,7 @@ dist.parameter @r : tensor<4xf64> replicated on @m reduce_dtype = bf16
 dist.mesh @m shape = [2]
 dist.parameter @r : tensor<4xbf16> replicated on @m reduce_dtype = f32
 func.func @stash_not_in_reduce_dtype(%g: tensor<4xbf16>) {
-  // expected-error @+1 {{expected the stash of @r to have its unsharded gradient type 'tensor<4xf32>' (its reduce_dtype), but got 'tensor<4xbf16>'}}
+  // expected-error @+1 {{expected the stash of @r at local to have its unsharded gradient type 'tensor<4xf32>' (its reduce_dtype), but got 'tensor<4xbf16>'}}
   dist.stash_grad_for_fsdp %g for @r : tensor<4xbf16>
   return
 }

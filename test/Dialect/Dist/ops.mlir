@@ -114,15 +114,17 @@ func.func @backward(%g: tensor<16x12xf32>, %s: tensor<8x12xf32>,
         tensor<8x12xf32>,
         tensor<4x64xf32> {dist.grad = @w}) {
   // CHECK: dist.stash_grad_for_fsdp %{{.*}} for @fc1.weight : tensor<16x12xf32>
-  // GENERIC: "dist.stash_grad_for_fsdp"(%{{.*}}) <{param = @fc1.weight}> : (tensor<16x12xf32>) -> ()
+  // GENERIC: "dist.stash_grad_for_fsdp"(%{{.*}}) <{param = @fc1.weight, point = 0 : i32}> : (tensor<16x12xf32>) -> ()
   dist.stash_grad_for_fsdp %g for @"fc1.weight" : tensor<16x12xf32>
-  // CHECK: dist.stash_grad_for_fsdp %{{.*}} for @w : tensor<4x64xf32>
-  dist.stash_grad_for_fsdp %h for @w : tensor<4x64xf32>
+  // The stash point is printed unless it is `local`.
+  // CHECK: dist.stash_grad_for_fsdp %{{.*}} for @w at shard : tensor<4x64xf32>
+  // GENERIC: "dist.stash_grad_for_fsdp"(%{{.*}}) <{param = @w, point = 1 : i32}> : (tensor<4x64xf32>) -> ()
+  dist.stash_grad_for_fsdp %h for @w at shard : tensor<4x64xf32>
   // CHECK: dist.take_stash @fc1.weight : tensor<16x12xf32>
-  // GENERIC: "dist.take_stash"() <{param = @fc1.weight}> : () -> tensor<16x12xf32>
+  // GENERIC: "dist.take_stash"() <{param = @fc1.weight, point = 0 : i32}> : () -> tensor<16x12xf32>
   %t = dist.take_stash @"fc1.weight" : tensor<16x12xf32>
-  // CHECK: dist.take_stash @w : tensor<4x64xf32>
-  %u = dist.take_stash @w : tensor<4x64xf32>
+  // CHECK: dist.take_stash @w at shard : tensor<4x64xf32>
+  %u = dist.take_stash @w at shard : tensor<4x64xf32>
   return %t, %s, %u : tensor<16x12xf32>, tensor<8x12xf32>, tensor<4x64xf32>
 }
 
