@@ -16,6 +16,8 @@
 
 namespace mlir::dist {
 
+struct GradSyncPlan;
+
 /// Communication with the peers of a process group. Collectives read and
 /// write it, which orders them against each other only.
 struct CommResource : public SideEffects::Resource::Base<CommResource> {

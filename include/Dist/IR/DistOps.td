@@ -520,6 +520,16 @@ def Dist_GradSyncOp : Dist_Op<"grad_sync", [
     $grad `for` $param (`phase` `=` $phase^)? (`scale` `=` $scale^)? attr-dict
     `:` type($grad) `->` type($result)
   }];
+  let builders = [
+    // The sync of `plan`'s parameter at `phase`, its result type the plan's
+    // (GradSyncPlan::resultTypeOf).
+    OpBuilder<(ins "::mlir::Value":$grad,
+                   "const ::mlir::dist::GradSyncPlan &":$plan,
+                   CArg<"::mlir::dist::GradSyncPhase",
+                        "::mlir::dist::GradSyncPhase::Full">:$phase,
+                   CArg<"::mlir::dist::GradSyncScale",
+                        "::mlir::dist::GradSyncScale::Mean">:$scale)>
+  ];
 }
 
 //===----------------------------------------------------------------------===//

@@ -121,6 +121,13 @@ Value padRows(OpBuilder &builder, Location loc, Value value,
 Value dropPadding(OpBuilder &builder, Location loc, Value value,
                   RankedTensorType type);
 
+/// Splits `full`, a full-phase sync of `plan`'s parameter (which has a
+/// replicate stage), into its two phases at its place: the shard phase of
+/// its input with its scale, then the replicate phase of that shard, which
+/// takes its uses; `full` is erased. Returns (shard, replicate).
+std::pair<GradSyncOp, GradSyncOp> splitGradSync(GradSyncOp full,
+                                                const GradSyncPlan &plan);
+
 /// `value` (a float tensor) with element type `to`: arith.extf or
 /// arith.truncf, or `value` itself when it already has it.
 Value convertElements(OpBuilder &builder, Location loc, Value value, Type to);

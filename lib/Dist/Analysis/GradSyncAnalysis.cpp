@@ -58,27 +58,23 @@ static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
   }
   OpBuilder builder(at);
   Location loc = sync.stages.front().collective.getLoc();
-  auto param = FlatSymbolRefAttr::get(plan.param.getSymNameAttr());
+  // (The split form is dist's own: pre-averaged, or scale = sum.)
+  GradSyncScale scale = sync.averaging == Averaging::None
+                            ? GradSyncScale::Sum
+                            : GradSyncScale::Mean;
   Value result;
   if (sync.stashAddBeforeReplicate) {
     auto add = cast<arith::AddFOp>(sync.stashAddBeforeReplicate);
     Value shardWait = sync.stages.front().wait.getResult();
     Value take = add.getLhs() == shardWait ? add.getRhs() : add.getLhs();
-    // (The split form is dist's own: pre-averaged, or scale = sum.)
-    Value shard = GradSyncOp::create(
-        builder, loc, plan.resultTypeOf(GradSyncPhase::Shard), sync.scaleInput,
-        param.getValue(), GradSyncPhase::Shard,
-        sync.averaging == Averaging::None ? GradSyncScale::Sum
-                                          : GradSyncScale::Mean);
+    Value shard = GradSyncOp::create(builder, loc, sync.scaleInput, plan,
+                                     GradSyncPhase::Shard, scale);
     Value sum = arith::AddFOp::create(builder, add.getLoc(), take, shard);
-    result = GradSyncOp::create(builder, loc, plan.syncedType, sum,
-                                param.getValue(), GradSyncPhase::Replicate);
+    result =
+        GradSyncOp::create(builder, loc, sum, plan, GradSyncPhase::Replicate);
   } else {
-    result = GradSyncOp::create(builder, loc, plan.syncedType, sync.scaleInput,
-                                param.getValue(), GradSyncPhase::Full,
-                                sync.averaging == Averaging::None
-                                    ? GradSyncScale::Sum
-                                    : GradSyncScale::Mean);
+    result = GradSyncOp::create(builder, loc, sync.scaleInput, plan,
+                                GradSyncPhase::Full, scale);
   }
   value.replaceAllUsesWith(result);
   // Users first: the conversion reads the post-scale, which reads the last

@@ -144,6 +144,28 @@ Value mlir::dist::dropPadding(OpBuilder &builder, Location loc, Value value,
                                         sizes, strides);
 }
 
+void GradSyncOp::build(OpBuilder &builder, OperationState &state, Value grad,
+                       const GradSyncPlan &plan, GradSyncPhase phase,
+                       GradSyncScale scale) {
+  build(builder, state, plan.resultTypeOf(phase), grad,
+        ParameterOp(plan.param).getSymName(), phase, scale);
+}
+
+std::pair<GradSyncOp, GradSyncOp>
+mlir::dist::splitGradSync(GradSyncOp full, const GradSyncPlan &plan) {
+  assert(full.getPhase() == GradSyncPhase::Full && plan.hasReplicateStage() &&
+         "only a full sync with a replicate stage splits");
+  OpBuilder builder(full);
+  Location loc = full.getLoc();
+  auto shard = GradSyncOp::create(builder, loc, full.getGrad(), plan,
+                                  GradSyncPhase::Shard, full.getScale());
+  auto replicate =
+      GradSyncOp::create(builder, loc, shard, plan, GradSyncPhase::Replicate);
+  full.replaceAllUsesWith(replicate.getResult());
+  full.erase();
+  return {shard, replicate};
+}
+
 Value mlir::dist::convertElements(OpBuilder &builder, Location loc, Value value,
                                   Type to) {
   auto type = cast<RankedTensorType>(value.getType());

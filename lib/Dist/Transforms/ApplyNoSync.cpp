@@ -165,16 +165,10 @@ LogicalResult mlir::dist::rewriteToNoSync(func::FuncOp func,
       break;
     case StashPoint::Shard:
       // Keep the intra-node phase; stash its shard.
+      if (!t.isSplit())
+        std::tie(t.shardSync, t.sync) = splitGradSync(t.sync, t.plan);
       dead.push_back(t.sync);
-      if (t.isSplit()) {
-        stashed = t.shardSync.getResult();
-      } else {
-        OpBuilder builder(t.sync);
-        stashed = GradSyncOp::create(builder, t.sync.getLoc(),
-                                     t.plan.resultTypeOf(GradSyncPhase::Shard),
-                                     t.sync.getGrad(), param.getValue(),
-                                     GradSyncPhase::Shard, t.sync.getScale());
-      }
+      stashed = t.shardSync.getResult();
       break;
     case StashPoint::Synced:
       stashed = t.sync.getResult();

@@ -102,8 +102,7 @@ struct DistInsertGradSyncPass
     for (TiedGradient *t : local) {
       Value grad = ret.getOperand(t->resultIndex);
       Value synced =
-          GradSyncOp::create(builder, grad.getLoc(), t->plan.syncedType, grad,
-                             t->param.getSymName(), GradSyncPhase::Full);
+          GradSyncOp::create(builder, grad.getLoc(), grad, t->plan);
       ret.setOperand(t->resultIndex, synced);
       resultTypes[t->resultIndex] = synced.getType();
       ++numSynced;

@@ -143,17 +143,14 @@ static void keepFirstStage(SyncChain &chain, SymbolTableCollection &symbols) {
         symbols.lookupNearestSymbolFrom<ParameterOp>(sync, sync.getParamAttr());
     if (!param || param.getReplicateAxes().empty())
       return;
-    OpBuilder builder(sync);
-    auto shard = GradSyncOp::create(
-        builder, sync.getLoc(),
-        param.getLocalType().clone(param.getReduceElementType()),
-        sync.getGrad(), sync.getParam(), GradSyncPhase::Shard, sync.getScale());
-    sync.getGradMutable().assign(shard);
-    sync.setPhase(GradSyncPhase::Replicate);
-    sync.setScale(GradSyncScale::Mean);
+    std::string why;
+    FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbols, why);
+    if (failed(plan))
+      return;
+    auto [shard, replicate] = splitGradSync(sync, *plan);
     chain.input = shard;
     chain.ops.erase(chain.ops.begin(), first + 1);
-    chain.ops.insert(chain.ops.begin(), sync);
+    chain.ops.insert(chain.ops.begin(), replicate);
     return;
   }
   // Explicit collectives: keep everything up to the first wait when a later

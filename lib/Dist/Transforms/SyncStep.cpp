@@ -86,24 +86,15 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
     case StashPoint::Shard: {
       // The no_sync variant stashed the shard: add it before the replicate
       // phase, splitting a full sync in two.
-      GradSyncOp replicate = t.sync;
       Value shard;
       if (t.isSplit()) {
         shard = t.shardSync.getResult();
       } else {
-        OpBuilder builder(t.sync);
-        Location loc = t.sync.getLoc();
-        shard = GradSyncOp::create(builder, loc,
-                                   t.plan.resultTypeOf(GradSyncPhase::Shard),
-                                   t.sync.getGrad(), param.getValue(),
-                                   GradSyncPhase::Shard, t.sync.getScale());
-        replicate =
-            GradSyncOp::create(builder, loc, t.plan.syncedType, shard,
-                               param.getValue(), GradSyncPhase::Replicate);
-        t.sync.replaceAllUsesWith(replicate.getResult());
-        t.sync.erase();
+        auto [shardSync, replicate] = splitGradSync(t.sync, t.plan);
+        shard = shardSync.getResult();
         t.sync = replicate;
       }
+      GradSyncOp replicate = t.sync;
       addStashBefore(replicate, shard, param, t.plan, StashPoint::Shard);
       break;
     }
