@@ -454,9 +454,16 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     K-1 times what a no_sync micro-batch no longer sends) and how many
     parameters are at `local`, `shard` and `synced`; the module's own point
     (the point its stash ops say, else each parameter's `stash`, else
-    `local`) is marked `chosen`. The JSON lists those stashes (`stashes`:
-    each parameter the stash ops name, its point, the stash's type and
-    bytes). Its
+    `local`) is marked `chosen`.
+
+    The JSON also carries what a model of the step's time and memory reads
+    off the module (bench/perf_model.py): `parameters` (each one's element
+    count and the bytes of its unsharded and held types), `stashes` (each
+    parameter the stash ops name, its point, the stash's type and bytes) and
+    `flops_per_call` (per function, the floating-point operations of one
+    call, counted from its linalg ops: each op's iteration space times the
+    float arith and math ops of its body, a fused multiply-add two; null
+    where a loop range or trip count is not static). Its
     all-local end is the one-round no_sync total of the gradient
     collectives. Skipped, with the reason, without a tied parameter.
 

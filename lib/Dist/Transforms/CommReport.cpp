@@ -6,7 +6,7 @@
 #include "Dist/Transforms/Passes.h"
 #include "Dist/Analysis/ExplicitSync.h"
 #include "StashCurve.h"
-#include "StashOptions.h"
+#include "ModelInputs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -356,33 +356,6 @@ struct DistCommReportPass
                         run.held, run.heldBeyondShards);
   }
 
-  /// Each parameter whose stash the module writes or takes, in declaration
-  /// order: its point, as the stash ops say, and the stash's type and bytes.
-  llvm::json::Array stashesToJson() {
-    ModuleOp module = getOperation();
-    llvm::DenseMap<StringAttr, StashPoint> points = getStashOpPoints(module);
-    SymbolTableCollection symbolTable;
-    llvm::json::Array stashes;
-    for (auto param : module.getOps<ParameterOp>()) {
-      auto it = points.find(param.getSymNameAttr());
-      if (it == points.end())
-        continue;
-      std::string why;
-      FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
-      if (failed(plan))
-        continue; // The stash ops' verifier requires a plan.
-      RankedTensorType type = plan->stashTypeOf(it->second);
-      std::optional<int64_t> bytes = getTensorBytes(type);
-      stashes.push_back(llvm::json::Object{
-          {"parameter", param.getSymName()},
-          {"point", stringifyStashPoint(it->second)},
-          {"type", str(type)},
-          {"bytes", bytes ? llvm::json::Value(*bytes)
-                          : llvm::json::Value(nullptr)}});
-    }
-    return stashes;
-  }
-
   void printJson(ArrayRef<Row> rows, const StashCurve &curve, raw_ostream &os) {
     llvm::json::Array collectives;
     for (const Row &row : rows) {
@@ -425,7 +398,9 @@ struct DistCommReportPass
              {"all_gather_with", total(model().gathers(rows, false))},
              {"held_bytes", run.held},
              {"held_bytes_beyond_shards", run.heldBeyondShards}}},
-        {"stashes", stashesToJson()},
+        {"parameters", parametersToJson(getOperation())},
+        {"stashes", stashesToJson(getOperation())},
+        {"flops_per_call", flopsToJson(getOperation())},
         {"stash_curve", stashCurveToJson(curve)}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
   }
