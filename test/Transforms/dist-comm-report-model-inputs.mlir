@@ -95,3 +95,4 @@ func.func @step(%g: tensor<8x4xf32>) {
   dist.stash_grad_for_fsdp %g for @w : tensor<8x4xf32>
   return
 }
+

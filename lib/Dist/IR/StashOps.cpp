@@ -42,7 +42,10 @@ static LogicalResult verifyStash(Operation *op, FlatSymbolRefAttr paramRef,
       diag << " or " << stringifyStashPoint(partial) << " (hsdp-partial)";
     diag << ", " << (param.getStash() ? "its `stash`" : "its default point")
          << ", but it is at " << stringifyStashPoint(point);
-    if (!param.getStash())
+    // Shard needs a replicate stage (ParameterOp's verifier).
+    if (point == StashPoint::Shard && !plan->hasReplicateStage())
+      diag << " (`shard` needs a parameter with replicate_axes)";
+    else if (!param.getStash())
       diag << " (set `stash = " << stringifyStashPoint(point)
            << "` on the parameter)";
     return diag;

@@ -7,6 +7,7 @@
 #include "Dist/Analysis/ExplicitSync.h"
 #include "StashCurve.h"
 #include "ModelInputs.h"
+#include "PassChecks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -74,6 +75,9 @@ struct DistCommReportPass
                                   << static_cast<long long>(microBatches);
       return signalPassFailure();
     }
+    // The stashes it reports must say one point each (it reads them).
+    if (failed(checkStashConsistency(getOperation(), "dist-comm-report")))
+      return signalPassFailure();
     SmallVector<Row> rows;
     if (failed(collect(rows)))
       return signalPassFailure();

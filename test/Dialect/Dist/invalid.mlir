@@ -367,7 +367,7 @@ func.func @stash_synced_without_attribute(%g: tensor<4x3xf32>) {
 dist.mesh @w shape = [2]
 dist.parameter @p : tensor<4x3xf32> fully_sharded on @w
 func.func @take_shard_without_replicate() -> tensor<4x3xf32> {
-  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p to be at local, its default point, but it is at shard (set `stash = shard` on the parameter)}}
+  // expected-error @+1 {{'dist.take_stash' op expected the stash of @p to be at local, its default point, but it is at shard (`shard` needs a parameter with replicate_axes)}}
   %t = dist.take_stash @p at shard : tensor<4x3xf32>
   return %t : tensor<4x3xf32>
 }
