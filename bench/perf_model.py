@@ -22,7 +22,21 @@ report"; bench/README.md, "At the seed's scale, by prediction"):
 
   perf_model.py memory --report R.json --mode zero3 [--no-sync]
         [--activations-gib A | --calibrate zero3,off,27.1]
+  perf_model.py time --report R.json --hardware H.json --mfu M --exposed X
+        [--k 4] [--compute-type bf16]
   perf_model.py published --report-zero2 R2.json --report-zero3 R3.json
+        [--hardware bench/hardware/h100-sxm-nvlink4.json]
+
+The window's time (`published` also predicts tokens/s): per micro-batch,
+each function's floating-point operations (`flops_per_call`) at the
+device's peak times an achieved fraction (MFU), plus the fraction of its
+communication not hidden behind compute (exposed); each collective takes
+the link's latency plus its ring wire bytes per rank (the report's
+`wire_bytes_per_rank`) over the link's bus bandwidth (nccl-tests' busbw).
+A window runs each sync step's no_sync variant (`no_sync_variants`) K-1
+times and the step once, or the step K times always-sync; other functions
+(a forward) K times. MFU and the exposed fraction are calibrated on
+ZeRO-3's pair; the ZeRO-2 pair is predicted.
 
 `published` predicts the four memory figures of the published table
 (ZeRO-2 and ZeRO-3, with and without no_sync) with the activation term
@@ -43,6 +57,13 @@ GIB = float(1 << 30)
 PUBLISHED = {
     ("zero2", False): 40.3, ("zero2", True): 65.6,
     ("zero3", False): 27.1, ("zero3", True): 52.5,
+}
+
+
+# Tokens per second of the same runs (8 GPUs together).
+PUBLISHED_TOKENS_PER_S = {
+    ("zero2", False): 80341.0, ("zero2", True): 82713.0,
+    ("zero3", False): 75511.9, ("zero3", True): 77839.0,
 }
 
 
@@ -105,6 +126,62 @@ def cmd_memory(opts):
         sum(parts.values()) / GIB + activations))
 
 
+def comm_seconds(report, link):
+    """Per function: the seconds of its collectives per call on `link`;
+    under None, those that run once per window (an epilogue's)."""
+    seconds = {}
+    for row in report["collectives"]:
+        t = row["calls_per_call"] * (
+            link["latency_us"] * 1e-6 +
+            row["wire_bytes_per_rank"] / (link["bus_bandwidth_gb_per_s"] * 1e9))
+        key = None if row.get("per_window") else row["function"]
+        seconds[key] = seconds.get(key, 0.0) + t
+    return seconds
+
+
+def window_parts(report, k, no_sync):
+    """(flops, seconds of communication) of one window, given a link."""
+    variants = report.get("no_sync_variants", {})
+    steps = set(variants)
+    variant_of = {v: s for s, v in variants.items() if v}
+    runs = {}
+    for name in report["flops_per_call"]:
+        if name in variant_of:
+            runs[name] = k - 1 if no_sync else 0
+        elif name in steps and variants[name]:
+            runs[name] = 1 if no_sync else k
+        else:
+            runs[name] = k
+    return runs
+
+
+def window_model(report, k, no_sync, link, peak, mfu, exposed):
+    """Seconds of one window."""
+    comm = comm_seconds(report, link)
+    total = exposed * comm.get(None, 0.0)
+    for name, times in window_parts(report, k, no_sync).items():
+        flops = report["flops_per_call"][name]
+        if flops is None:
+            sys.exit("perf_model.py: @%s has no static FLOP count" % name)
+        total += times * (flops / (peak * 1e12 * mfu) + exposed * comm.get(name, 0.0))
+    return total
+
+
+def calibrate_time(report, k, link, peak, t_off, t_on):
+    """(MFU, exposed fraction) that give the measured window times: the
+    window is linear in 1/MFU and in the exposed fraction."""
+    def parts(no_sync):
+        compute = window_model(report, k, no_sync, link, peak, 1.0, 0.0)
+        comm = window_model(report, k, no_sync, link, peak, 1e300, 1.0)
+        return compute, comm
+    (c_off, m_off), (c_on, m_on) = parts(False), parts(True)
+    # c_off/mfu + m_off*x = t_off, c_on/mfu + m_on*x = t_on
+    det = c_off * m_on - c_on * m_off
+    inv_mfu = (t_off * m_on - t_on * m_off) / det
+    x = (c_off * t_on - c_on * t_off) / det
+    return 1.0 / inv_mfu, x
+
+
 def cmd_published(opts):
     reports = {"zero2": load(opts.report_zero2), "zero3": load(opts.report_zero3)}
     anchor = ("zero3", False)
@@ -128,7 +205,55 @@ def cmd_published(opts):
                 "ZeRO-2" if mode == "zero2" else "ZeRO-3",
                 "on" if no_sync else "off", measured, predicted, 100 * error, note))
     print("worst error of the three predictions: %.1f%%" % (100 * worst))
+    if opts.hardware:
+        time_table(opts, reports)
     return 0 if worst <= opts.max_error else 1
+
+
+def cmd_time(opts):
+    with open(opts.report) as f:
+        report = json.load(f)
+    with open(opts.hardware) as f:
+        hardware = json.load(f)
+    link = hardware["links"]["intra_node"]
+    peak = hardware["peak_tflops"][opts.compute_type]
+    for no_sync in (False, True):
+        seconds = window_model(report, opts.k, no_sync, link, peak, opts.mfu,
+                               opts.exposed)
+        print("window of %d micro-batches, %s: %.6f s" % (
+            opts.k, "no_sync" if no_sync else "always-sync", seconds))
+
+
+def time_table(opts, reports):
+    with open(opts.hardware) as f:
+        hardware = json.load(f)
+    link = hardware["links"]["intra_node"]
+    peak = hardware["peak_tflops"][opts.compute_type]
+    k, tokens = 4, opts.tokens_per_window
+    t = {key: tokens / value for key, value in PUBLISHED_TOKENS_PER_S.items()}
+    mfu, exposed = calibrate_time(reports["zero3"], k, link, peak,
+                                  t[("zero3", False)], t[("zero3", True)])
+    print()
+    print("%s: MFU %.3f and %.3f of the communication exposed (calibrated "
+          "on ZeRO-3)" % (hardware["name"], mfu, exposed))
+    print("| configuration | no_sync | published tokens/s | predicted tokens/s | error |")
+    print("|---|---|---|---|---|")
+    predicted = {}
+    for mode in ("zero2", "zero3"):
+        for no_sync in (False, True):
+            seconds = window_model(reports[mode], k, no_sync, link, peak, mfu, exposed)
+            predicted[(mode, no_sync)] = tokens / seconds
+            measured = PUBLISHED_TOKENS_PER_S[(mode, no_sync)]
+            print("| %s | %s | %.0f | %.0f | %+.1f%%%s |" % (
+                "ZeRO-2" if mode == "zero2" else "ZeRO-3", "on" if no_sync else "off",
+                measured, tokens / seconds, 100 * (tokens / seconds - measured) / measured,
+                " (calibrated)" if mode == "zero3" else ""))
+    for mode in ("zero2", "zero3"):
+        gain = predicted[(mode, True)] / predicted[(mode, False)] - 1
+        measured = PUBLISHED_TOKENS_PER_S[(mode, True)] / \
+            PUBLISHED_TOKENS_PER_S[(mode, False)] - 1
+        print("no_sync gain, %s: predicted %+.2f%%, published %+.2f%%" % (
+            mode, 100 * gain, 100 * measured))
 
 
 def main():
@@ -144,14 +269,28 @@ def main():
     memory.add_argument("--no-sync", action="store_true")
     memory.add_argument("--activations-gib", type=float, default=0.0)
     memory.add_argument("--calibrate", help="MODE,on|off,GIB: a measured figure")
+    time = sub.add_parser("time")
+    time.add_argument("--report", required=True)
+    time.add_argument("--hardware", required=True)
+    time.add_argument("--mfu", type=float, required=True)
+    time.add_argument("--exposed", type=float, required=True)
+    time.add_argument("--k", type=int, default=4)
+    time.add_argument("--compute-type", default="bf16")
     published = sub.add_parser("published")
     published.add_argument("--report-zero2", required=True)
     published.add_argument("--report-zero3", required=True)
+    published.add_argument("--hardware", help="a bench/hardware/*.json: also "
+                           "predict tokens/s")
+    published.add_argument("--compute-type", default="bf16")
+    published.add_argument("--tokens-per-window", type=int, default=32 * 4096,
+                           help="global batch x sequence length (32 x 4096)")
     published.add_argument("--max-error", type=float, default=0.10,
                            help="fail above this relative error (issue 35: 10%%)")
     opts = parser.parse_args()
     if opts.command == "memory":
         return cmd_memory(opts)
+    if opts.command == "time":
+        return cmd_time(opts)
     return cmd_published(opts)
 
 

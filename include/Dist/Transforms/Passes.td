@@ -463,7 +463,8 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     `flops_per_call` (per function, the floating-point operations of one
     call, counted from its linalg ops: each op's iteration space times the
     float arith and math ops of its body, a fused multiply-add two; null
-    where a loop range or trip count is not static). Its
+    where a loop range or trip count is not static) and `no_sync_variants`
+    (each sync step's variant; a whole-window function maps to null). Its
     all-local end is the one-round no_sync total of the gradient
     collectives. Skipped, with the reason, without a tied parameter.
 

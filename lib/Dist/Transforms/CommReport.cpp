@@ -360,6 +360,17 @@ struct DistCommReportPass
                         run.held, run.heldBeyondShards);
   }
 
+  /// Each sync step's no_sync variant (by dist.no_sync_variant), and the
+  /// functions that are whole windows (dist.window: null).
+  llvm::json::Object variantsToJson() {
+    llvm::json::Object out;
+    for (const auto &[step, variant] : variants)
+      out[step] = variant;
+    for (const std::string &window : windowFunctions)
+      out[window] = nullptr;
+    return out;
+  }
+
   void printJson(ArrayRef<Row> rows, const StashCurve &curve, raw_ostream &os) {
     llvm::json::Array collectives;
     for (const Row &row : rows) {
@@ -405,6 +416,7 @@ struct DistCommReportPass
         {"parameters", parametersToJson(getOperation())},
         {"stashes", stashesToJson(getOperation())},
         {"flops_per_call", flopsToJson(getOperation())},
+        {"no_sync_variants", variantsToJson()},
         {"stash_curve", stashCurveToJson(curve)}};
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
   }
