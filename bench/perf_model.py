@@ -24,6 +24,10 @@ report"; bench/README.md, "At the seed's scale, by prediction"):
         [--activations-gib A | --calibrate zero3,off,27.1]
   perf_model.py time --report R.json --hardware H.json --mfu M --exposed X
         [--k 4] [--compute-type bf16]
+  perf_model.py predict --report R.json --hardware H.json --mode zero3
+        --k K --mfu M --exposed X --activations-gib A --tokens-per-window T
+        (memory per rank and tokens/s, always-sync against the compiled
+        no_sync, e.g. the published run's calibration at another scale)
   perf_model.py published --report-zero2 R2.json --report-zero3 R3.json
         [--hardware bench/hardware/h100-sxm-nvlink4.json]
 
@@ -126,11 +130,21 @@ def cmd_memory(opts):
         sum(parts.values()) / GIB + activations))
 
 
-def comm_seconds(report, link):
-    """Per function: the seconds of its collectives per call on `link`;
-    under None, those that run once per window (an epilogue's)."""
+def link_of(hardware, group_size):
+    """The link a ring over `group_size` ranks is limited by: NVLink within
+    a node, the network once the group spans nodes."""
+    links = hardware["links"]
+    if group_size > hardware.get("gpus_per_node", group_size) and "inter_node" in links:
+        return links["inter_node"]
+    return links["intra_node"]
+
+
+def comm_seconds(report, hardware):
+    """Per function: the seconds of its collectives per call; under None,
+    those that run once per window (an epilogue's)."""
     seconds = {}
     for row in report["collectives"]:
+        link = link_of(hardware, row.get("group_size", 1))
         t = row["calls_per_call"] * (
             link["latency_us"] * 1e-6 +
             row["wire_bytes_per_rank"] / (link["bus_bandwidth_gb_per_s"] * 1e9))
@@ -155,9 +169,9 @@ def window_parts(report, k, no_sync):
     return runs
 
 
-def window_model(report, k, no_sync, link, peak, mfu, exposed):
+def window_model(report, k, no_sync, hardware, peak, mfu, exposed):
     """Seconds of one window."""
-    comm = comm_seconds(report, link)
+    comm = comm_seconds(report, hardware)
     total = exposed * comm.get(None, 0.0)
     for name, times in window_parts(report, k, no_sync).items():
         flops = report["flops_per_call"][name]
@@ -167,12 +181,12 @@ def window_model(report, k, no_sync, link, peak, mfu, exposed):
     return total
 
 
-def calibrate_time(report, k, link, peak, t_off, t_on):
+def calibrate_time(report, k, hardware, peak, t_off, t_on):
     """(MFU, exposed fraction) that give the measured window times: the
     window is linear in 1/MFU and in the exposed fraction."""
     def parts(no_sync):
-        compute = window_model(report, k, no_sync, link, peak, 1.0, 0.0)
-        comm = window_model(report, k, no_sync, link, peak, 1e300, 1.0)
+        compute = window_model(report, k, no_sync, hardware, peak, 1.0, 0.0)
+        comm = window_model(report, k, no_sync, hardware, peak, 1e300, 1.0)
         return compute, comm
     (c_off, m_off), (c_on, m_on) = parts(False), parts(True)
     # c_off/mfu + m_off*x = t_off, c_on/mfu + m_on*x = t_on
@@ -215,23 +229,48 @@ def cmd_time(opts):
         report = json.load(f)
     with open(opts.hardware) as f:
         hardware = json.load(f)
-    link = hardware["links"]["intra_node"]
     peak = hardware["peak_tflops"][opts.compute_type]
     for no_sync in (False, True):
-        seconds = window_model(report, opts.k, no_sync, link, peak, opts.mfu,
+        seconds = window_model(report, opts.k, no_sync, hardware, peak, opts.mfu,
                                opts.exposed)
         print("window of %d micro-batches, %s: %.6f s" % (
             opts.k, "no_sync" if no_sync else "always-sync", seconds))
 
 
+def cmd_predict(opts):
+    report = load(opts.report)
+    with open(opts.hardware) as f:
+        hardware = json.load(f)
+    peak = hardware["peak_tflops"][opts.compute_type]
+    stash = sum(st["bytes"] for st in report["stashes"]) / GIB
+    points = {}
+    for st in report["stashes"]:
+        points[st["point"]] = points.get(st["point"], 0) + 1
+    print("%s, %s, K = %d; stash points %s" % (
+        hardware["name"], opts.mode, opts.k,
+        ", ".join("%s %d" % kv for kv in sorted(points.items())) or "none"))
+    print("| scheme | memory per rank GiB | window s | tokens/s |")
+    print("|---|---|---|---|")
+    rates = {}
+    for no_sync in (False, True):
+        gib = memory_gib(report, opts.mode, no_sync, opts.compute_bytes,
+                         opts.activations_gib)
+        seconds = window_model(report, opts.k, no_sync, hardware, peak,
+                               opts.mfu, opts.exposed)
+        rates[no_sync] = opts.tokens_per_window / seconds
+        print("| %s | %.2f | %.4f | %.0f |" % (
+            "no_sync" if no_sync else "always-sync", gib, seconds, rates[no_sync]))
+    print("no_sync: %+.2f%% tokens/s for %.2f GiB of stash per rank" % (
+        100 * (rates[True] / rates[False] - 1), stash))
+
+
 def time_table(opts, reports):
     with open(opts.hardware) as f:
         hardware = json.load(f)
-    link = hardware["links"]["intra_node"]
     peak = hardware["peak_tflops"][opts.compute_type]
     k, tokens = 4, opts.tokens_per_window
     t = {key: tokens / value for key, value in PUBLISHED_TOKENS_PER_S.items()}
-    mfu, exposed = calibrate_time(reports["zero3"], k, link, peak,
+    mfu, exposed = calibrate_time(reports["zero3"], k, hardware, peak,
                                   t[("zero3", False)], t[("zero3", True)])
     print()
     print("%s: MFU %.3f and %.3f of the communication exposed (calibrated "
@@ -241,7 +280,7 @@ def time_table(opts, reports):
     predicted = {}
     for mode in ("zero2", "zero3"):
         for no_sync in (False, True):
-            seconds = window_model(reports[mode], k, no_sync, link, peak, mfu, exposed)
+            seconds = window_model(reports[mode], k, no_sync, hardware, peak, mfu, exposed)
             predicted[(mode, no_sync)] = tokens / seconds
             measured = PUBLISHED_TOKENS_PER_S[(mode, no_sync)]
             print("| %s | %s | %.0f | %.0f | %+.1f%%%s |" % (
@@ -276,6 +315,16 @@ def main():
     time.add_argument("--exposed", type=float, required=True)
     time.add_argument("--k", type=int, default=4)
     time.add_argument("--compute-type", default="bf16")
+    predict = sub.add_parser("predict")
+    predict.add_argument("--report", required=True)
+    predict.add_argument("--hardware", required=True)
+    predict.add_argument("--mode", choices=["zero2", "zero3"], required=True)
+    predict.add_argument("--k", type=int, required=True)
+    predict.add_argument("--mfu", type=float, required=True)
+    predict.add_argument("--exposed", type=float, required=True)
+    predict.add_argument("--activations-gib", type=float, required=True)
+    predict.add_argument("--tokens-per-window", type=int, required=True)
+    predict.add_argument("--compute-type", default="bf16")
     published = sub.add_parser("published")
     published.add_argument("--report-zero2", required=True)
     published.add_argument("--report-zero3", required=True)
@@ -291,6 +340,8 @@ def main():
         return cmd_memory(opts)
     if opts.command == "time":
         return cmd_time(opts)
+    if opts.command == "predict":
+        return cmd_predict(opts)
     return cmd_published(opts)
 
 
