@@ -10,6 +10,10 @@ spelling of matmuls and sums: linalg.generic, or named linalg ops and
 arith on tensors.
 """
 
+from emit_sync import explicit_sync
+from mlir_text import f32, group as _group, ty  # ty: emit_epilogue.py imports it here
+
+
 MAPS = """#mm_a = affine_map<(m, n, k) -> (m, k)>
 #mm_b = affine_map<(m, n, k) -> (n, k)>
 #mm_c = affine_map<(m, n, k) -> (m, n)>
@@ -29,14 +33,6 @@ MAPS = """#mm_a = affine_map<(m, n, k) -> (m, k)>
 """
 
 GELU_C = "0.7978845608028654"  # sqrt(2 / pi)
-
-
-def ty(shape, dtype="f32"):
-    return "tensor<" + "".join("%dx" % d for d in shape) + dtype + ">"
-
-
-def f32(value):
-    return repr(float(value))
 
 
 class Emitter:
@@ -252,78 +248,6 @@ class Emitter:
                     "%r0 = arith.mulf %hx, %s2 : f32", "%rr = arith.mulf %r0, %du : f32",
                     "%d = arith.addf %l, %rr : f32", "%r = arith.mulf %d, %a1 : f32", "%r"]
         return self.elementwise([z, dh], shape, body)
-
-
-def _group(p):
-    """`on @mesh [axes = [..]]` of the parameter's synchronize."""
-    text = "on @%s" % p.mesh
-    axes = p.axes
-    if axes is not None:
-        text += " axes = [%s]" % ", ".join(map(str, axes))
-    return text
-
-
-def _group_sizes(case, p):
-    """(S, R): the ranks along the parameter's axes and replicate axes."""
-    shape = case.meshes[p.mesh]
-    axes = p.axes if p.axes is not None else range(len(shape))
-    s = r = 1
-    for a in axes:
-        s *= shape[a]
-    for a in p.replicate_axes:
-        r *= shape[a]
-    return s, r
-
-
-def explicit_sync(em, case, p, g, form):
-    """The synchronized gradient of `p` from its local gradient `g`, spelled
-    as a frontend would (see Case.sync_forms): sum(g) / W in every form but
-    "sum", which is sum(g). Case.pad_first and Case.replicate_first pick
-    FSDP2's and hand-written HSDP's orders."""
-    s, r = _group_sizes(case, p)
-    w = s * r
-    reduction = "avg" if form == "avg" else "sum"
-    pad_first = case.pad_first(p)
-    if form == "pre" and not pad_first:
-        g = em.scale(g, p.shape, 1.0 / w)
-    if p.padded:  # zero rows up to a multiple of the group, as FSDP pads
-        padded, zero = em.fresh("pad"), em.fresh("z")
-        em.emit("%s = arith.constant 0.0 : f32" % zero)
-        em.emit("%s = tensor.pad %s low[%s] high[%s] {" % (
-            padded, g, ", ".join("0" for _ in p.shape),
-            ", ".join([str(p.padded_shape[0] - p.shape[0])] + ["0"] * (len(p.shape) - 1))))
-        em.emit("^bb0(%s):" % ", ".join("%%pi%d: index" % i for i in range(len(p.shape))))
-        em.emit("  tensor.yield %s : f32" % zero)
-        em.emit("} : %s to %s" % (ty(p.shape), ty(p.padded_shape)))
-        g = padded
-    if pad_first:
-        g = em.scale(g, p.padded_shape, 1.0 / w)
-
-    def replicate_stage(x, shape):
-        f2, x2 = em.fresh("f"), em.fresh("s")
-        em.emit("%s = dist.all_reduce %s on @%s axes = [%s] reduction = %s : %s"
-                % (f2, x, p.mesh, ", ".join(map(str, p.replicate_axes)), reduction,
-                   ty(shape)))
-        em.emit("%s = dist.wait %s : !dist.future<%s>" % (x2, f2, ty(shape)))
-        return x2
-
-    replicate_first = case.replicate_first(p)
-    if replicate_first:
-        g = replicate_stage(g, p.padded_shape)
-    f, x = em.fresh("f"), em.fresh("s")
-    if p.sharded:
-        em.emit("%s = dist.reduce_scatter %s %s reduction = %s scatter_axis = 0 : %s -> "
-                "!dist.future<%s>" % (f, g, _group(p), reduction, ty(p.padded_shape),
-                                      ty(p.local_shape)))
-    else:
-        em.emit("%s = dist.all_reduce %s %s reduction = %s : %s"
-                % (f, g, _group(p), reduction, ty(p.shape)))
-    em.emit("%s = dist.wait %s : !dist.future<%s>" % (x, f, ty(p.local_shape)))
-    if p.replicate_axes and not replicate_first:
-        x = replicate_stage(x, p.local_shape)
-    if form == "post":
-        x = em.scale(x, p.local_shape, 1.0 / w)
-    return x
 
 
 def emit_mlir(case):
