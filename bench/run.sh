@@ -37,6 +37,9 @@ python3 "$root/bench/keep_gathered.py" --build "$build" --run --json "$out/keep_
 echo "== stash memory against gradient traffic (comm report; Llama-2-7B shapes, W = 8, K = 4)"
 python3 "$root/bench/stash_budget.py" --build "$build" --json "$out/stash_budget.json" \
   --png "$out/stash_budget.png" | tee "$out/stash_budget.txt"
+# Llama-2-7B on 8, 64 and 512 H100s by prediction (perf_model.py, issue 35).
+python3 "$root/bench/perf_predict.py" --dist-opt "$build/bin/dist-opt" \
+  --json "$out/perf_predict.json" | tee "$out/perf_predict.txt"
 echo "== buckets and overlap schedule on and off (2 ranks, K = 4)"
 python3 "$root/bench/overlap.py" --build "$build" --reps "${OVERLAP_REPS:-3}" | tee "$out/overlap.txt"
 echo "== one sync step's timeline (wide MLP, DIST_TRACE)"
