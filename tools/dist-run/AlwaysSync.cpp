@@ -32,3 +32,20 @@ dist_run::compareWithAlwaysSync(llvm::ArrayRef<float> got,
   }
   return c;
 }
+
+int64_t dist_run::firstUntiedMismatch(llvm::ArrayRef<float> got,
+                                      llvm::ArrayRef<float> always) {
+  if (got.size() != always.size())
+    return 0;
+  for (size_t j = 0; j < got.size(); ++j) {
+    double a = got[j], b = always[j];
+    bool same = std::isnan(a) || std::isnan(b)
+                    ? std::isnan(a) && std::isnan(b)
+                : !std::isfinite(a) || !std::isfinite(b)
+                    ? a == b
+                    : std::fabs(a - b) <= 1e-5 + 1.3e-6 * std::fabs(b);
+    if (!same)
+      return int64_t(j);
+  }
+  return -1;
+}

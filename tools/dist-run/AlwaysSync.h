@@ -41,6 +41,15 @@ GradientComparison compareWithAlwaysSync(llvm::ArrayRef<float> got,
                                          llvm::ArrayRef<double> alwaysMagnitude,
                                          const SyncTolerance &tolerance, int k);
 
+/// Compares an untied result of a micro-step (a loss, an input gradient, a
+/// norm of a synced gradient) with the same micro-step's under always-sync,
+/// which no_sync must not change: within BACKGROUND.md's atol 1e-5 and
+/// rtol 1.3e-6 (the two are separate compiled functions), the same
+/// non-finite values where either has one. Returns the first element that
+/// differs, or -1.
+int64_t firstUntiedMismatch(llvm::ArrayRef<float> got,
+                            llvm::ArrayRef<float> always);
+
 } // namespace dist_run
 
 #endif // DIST_TOOLS_DIST_RUN_ALWAYSSYNC_H

@@ -91,6 +91,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -326,6 +327,10 @@ int main(int argc, char **argv) {
         pointers.push_back(t.data.data());
     };
     std::vector<double> outputSums(results.size(), 0.0);
+    // Each micro-step's untied results, by the step's result index, for the
+    // comparison with always-sync's.
+    std::vector<std::vector<std::vector<float>>> untied(
+        k, std::vector<std::vector<float>>(results.size()));
     std::optional<dist_step::Results> synced;
     Counts windowStart;
     int64_t keptBetween = 0; // most kept-gather bytes after a micro-step
@@ -346,6 +351,9 @@ int main(int argc, char **argv) {
                    continue;
                  for (float v : out.values(j))
                    outputSums[r] += v;
+                 if (!windowOpt)
+                   untied[m.index][r].assign(out.values(j).begin(),
+                                             out.values(j).end());
                  if (!outNpyOpt.empty())
                    write("w" + std::to_string(window) +
                              (windowOpt ? std::string()
@@ -391,7 +399,25 @@ int main(int argc, char **argv) {
       if (llvm::Error error = dist_step::runWindow(
               *step, dist_step::Schedule::AlwaysSync, k,
               {arguments,
-               [&](const dist_step::MicroStep &, dist_step::Results &out) {
+               [&](const dist_step::MicroStep &m, dist_step::Results &out) {
+                 for (size_t r = 0; r < out.size(); ++r)
+                   // An epilogue's result is once a window: not per
+                   // micro-step.
+                   if (results[r].param.empty() && !results[r].epilogue &&
+                       untied[m.index][r].size() == out.values(r).size()) {
+                     int64_t at = firstUntiedMismatch(out.values(r),
+                                                      untied[m.index][r]);
+                     if (at >= 0)
+                       expect(false, llvm::formatv(
+                                         "{0}: micro-batch {1}: result #{2} "
+                                         "(not a gradient) is {3:e} at "
+                                         "element {4} but {5:e} under "
+                                         "always-sync",
+                                         tag, m.index, r,
+                                         untied[m.index][r][at], at,
+                                         out.values(r)[at])
+                                         .str());
+                   }
                  for (size_t r = 0; r < out.size(); ++r)
                    if (!results[r].param.empty())
                      for (size_t j = 0; j < always[r].size(); ++j) {
