@@ -161,3 +161,28 @@ func.func @untied_sync(%g: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b}, te
   %u = dist.grad_sync %g for @b : tensor<4xf32> -> tensor<4xf32>
   return %s, %u : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A function that names its no_sync variant must be its sync step; one
+// whose gradient does not add the stash (here the stash is taken and
+// dropped) is named for what it is, not as a taken symbol name (an outside
+// tester's find).
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4xf32> replicated on @world
+
+// expected-error @+1 {{dist-grad-accumulation: @step names its no_sync variant @step_no_sync (dist.no_sync_variant), so it must be its sync step, but the gradient of @w (result #0) does not add its stash: a sync step adds `dist.take_stash` to the gradient it syncs}}
+func.func @step(%w: tensor<4xf32> {dist.param = @w}, %x: tensor<4xf32>)
+    -> (tensor<4xf32> {dist.grad = @w}) attributes {dist.no_sync_variant = @step_no_sync} {
+  %g = arith.mulf %w, %x : tensor<4xf32>
+  %t = dist.take_stash @w : tensor<4xf32>
+  %s = dist.grad_sync %g for @w : tensor<4xf32> -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// expected-note @+1 {{the variant is here}}
+func.func @step_no_sync(%w: tensor<4xf32> {dist.param = @w}, %x: tensor<4xf32>) {
+  %g = arith.mulf %w, %x : tensor<4xf32>
+  dist.stash_grad_for_fsdp %g for @w : tensor<4xf32>
+  return
+}

@@ -71,6 +71,27 @@ struct DistGradAccumulationPass
       // A variant has no synced tied gradient, and a function that already
       // has its variant is a sync step: both were skipped above.
       std::string variantName = (func.getName() + suffix).str();
+      // A function that names its variant but is no sync step: say which
+      // gradient does not add its stash, not that the name is taken.
+      if (auto link = func->getAttrOfType<FlatSymbolRefAttr>(
+              DistDialect::getNoSyncVariantAttrName())) {
+        auto unstashed = llvm::find_if(
+            analysis->tied, [](TiedGradient &t) { return !t.consumesStash; });
+        InFlightDiagnostic diag =
+            emitErrorAt(func)
+            << kPass << ": " << SymbolRefAttr::get(func.getNameAttr())
+            << " names its no_sync variant " << link
+            << " (dist.no_sync_variant), so it must be its sync step, but "
+               "the gradient of "
+            << SymbolRefAttr::get(unstashed->param.getSymNameAttr())
+            << " (result #" << unstashed->resultIndex
+            << ") does not add its stash: a sync step adds `dist.take_stash` "
+               "to the gradient it syncs (docs/Design.md, \"No_sync under a "
+               "memory budget\")";
+        if (Operation *variant = symbols.lookup(link.getValue()))
+          diag.attachNote(variant->getLoc()) << "the variant is here";
+        return signalPassFailure();
+      }
       if (Operation *taken = symbols.lookup(variantName)) {
         InFlightDiagnostic diag =
             emitErrorAt(taken)
