@@ -180,14 +180,32 @@ int main(int argc, char **argv) {
   if (!fns)
     return fail(llvm::toString(fns.takeError()));
   const std::string entry = jit.entry, noSync = fns->noSync.getName().str();
+  // For diagnostics after the step is compiled (which erases the functions).
+  const Location syncLoc = fns->sync.getLoc(), noSyncLoc = fns->noSync.getLoc();
   std::vector<Slot> args, results, noSyncArgs, noSyncResults;
   if (failed(readSlots(fns->sync, false, args)) ||
       failed(readSlots(fns->sync, true, results)) ||
       failed(readSlots(fns->noSync, false, noSyncArgs)) ||
       failed(readSlots(fns->noSync, true, noSyncResults)))
     return 1;
-  if (shapesOf(noSyncArgs) != shapesOf(args))
-    return fail("@" + noSync + " does not take @" + entry + "'s arguments");
+  // The host passes the variant the step's argument buffers, by position:
+  // the same shapes, and each parameter in the same place.
+  auto paramsOf = [](const std::vector<Slot> &slots) {
+    std::vector<std::string> params;
+    for (const Slot &slot : slots)
+      params.push_back(slot.param);
+    return params;
+  };
+  if (shapesOf(noSyncArgs) != shapesOf(args) ||
+      paramsOf(noSyncArgs) != paramsOf(args)) {
+    InFlightDiagnostic diag =
+        emitError(noSyncLoc)
+        << "dist-run: @" << noSync << " does not take @" << entry
+        << "'s arguments (the same shapes, each {dist.param} in the same "
+           "place): the host passes it the step's buffers in order";
+    diag.attachNote(syncLoc) << "@" << entry << " is here";
+    return 1;
+  }
   // An epilogue's {dist.next = i} result is argument #i next window: the
   // host holds that argument (an updated parameter, optimizer state).
   for (const Slot &result : results)
@@ -289,7 +307,13 @@ int main(int argc, char **argv) {
   std::optional<std::vector<size_t>> noSyncToStep =
       matchNoSyncResults(noSyncResults, results);
   if (!noSyncToStep) {
-    fail("cannot match the results of @" + noSync + " to those of @" + entry);
+    InFlightDiagnostic diag =
+        emitError(noSyncLoc)
+        << "dist-run: cannot match the results of @" << noSync
+        << " to those of @" << entry
+        << ": the variant returns the step's results less the stashed "
+           "gradients, in order";
+    diag.attachNote(syncLoc) << "@" << entry << " is here";
     return stop();
   }
   auto write = [&](const std::string &name, const std::vector<int64_t> &shape,
