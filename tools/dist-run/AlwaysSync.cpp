@@ -2,6 +2,8 @@
 
 #include "AlwaysSync.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -33,10 +35,12 @@ dist_run::compareWithAlwaysSync(llvm::ArrayRef<float> got,
   return c;
 }
 
-int64_t dist_run::firstUntiedMismatch(llvm::ArrayRef<float> got,
-                                      llvm::ArrayRef<float> always) {
-  if (got.size() != always.size())
-    return 0;
+std::optional<std::string>
+dist_run::compareUntied(const Slot &slot, size_t index, int microStep,
+                        llvm::ArrayRef<float> always,
+                        llvm::ArrayRef<float> got) {
+  if (!slot.param.empty() || slot.epilogue || got.size() != always.size())
+    return std::nullopt;
   for (size_t j = 0; j < got.size(); ++j) {
     double a = got[j], b = always[j];
     bool same = std::isnan(a) || std::isnan(b)
@@ -45,7 +49,10 @@ int64_t dist_run::firstUntiedMismatch(llvm::ArrayRef<float> got,
                     ? a == b
                     : std::fabs(a - b) <= 1e-5 + 1.3e-6 * std::fabs(b);
     if (!same)
-      return int64_t(j);
+      return llvm::formatv("micro-batch {0}: result #{1} (not a gradient) is "
+                           "{2:e} at element {3} but {4:e} under always-sync",
+                           microStep, index, a, j, b)
+          .str();
   }
-  return -1;
+  return std::nullopt;
 }

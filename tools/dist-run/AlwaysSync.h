@@ -14,6 +14,8 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace dist_run {
 
@@ -41,14 +43,17 @@ GradientComparison compareWithAlwaysSync(llvm::ArrayRef<float> got,
                                          llvm::ArrayRef<double> alwaysMagnitude,
                                          const SyncTolerance &tolerance, int k);
 
-/// Compares an untied result of a micro-step (a loss, an input gradient, a
-/// norm of a synced gradient) with the same micro-step's under always-sync,
-/// which no_sync must not change: within BACKGROUND.md's atol 1e-5 and
-/// rtol 1.3e-6 (the two are separate compiled functions), the same
-/// non-finite values where either has one. Returns the first element that
-/// differs, or -1.
-int64_t firstUntiedMismatch(llvm::ArrayRef<float> got,
-                            llvm::ArrayRef<float> always);
+/// Compares result #`index` (`slot`), untied, of micro-step `microStep`
+/// (a loss, an input gradient, a norm of a synced gradient) with the same
+/// micro-step's under always-sync, which no_sync must not change: within
+/// BACKGROUND.md's atol 1e-5 and rtol 1.3e-6 (the two are separate compiled
+/// functions), the same non-finite values where either has one. Returns what
+/// differs, or nullopt (also for a tied result, an epilogue's, which runs
+/// once a window, or one the variant does not return).
+std::optional<std::string> compareUntied(const Slot &slot, size_t index,
+                                         int microStep,
+                                         llvm::ArrayRef<float> always,
+                                         llvm::ArrayRef<float> got);
 
 } // namespace dist_run
 

@@ -91,7 +91,6 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -188,24 +187,9 @@ int main(int argc, char **argv) {
       failed(readSlots(fns->noSync, false, noSyncArgs)) ||
       failed(readSlots(fns->noSync, true, noSyncResults)))
     return 1;
-  // The host passes the variant the step's argument buffers, by position:
-  // the same shapes, and each parameter in the same place.
-  auto paramsOf = [](const std::vector<Slot> &slots) {
-    std::vector<std::string> params;
-    for (const Slot &slot : slots)
-      params.push_back(slot.param);
-    return params;
-  };
-  if (shapesOf(noSyncArgs) != shapesOf(args) ||
-      paramsOf(noSyncArgs) != paramsOf(args)) {
-    InFlightDiagnostic diag =
-        emitError(noSyncLoc)
-        << "dist-run: @" << noSync << " does not take @" << entry
-        << "'s arguments (the same shapes, each {dist.param} in the same "
-           "place): the host passes it the step's buffers in order";
-    diag.attachNote(syncLoc) << "@" << entry << " is here";
+  if (failed(checkVariantArguments(args, noSyncArgs, entry, noSync, syncLoc,
+                                   noSyncLoc)))
     return 1;
-  }
   // An epilogue's {dist.next = i} result is argument #i next window: the
   // host holds that argument (an updated parameter, optimizer state).
   for (const Slot &result : results)
@@ -425,23 +409,10 @@ int main(int argc, char **argv) {
               {arguments,
                [&](const dist_step::MicroStep &m, dist_step::Results &out) {
                  for (size_t r = 0; r < out.size(); ++r)
-                   // An epilogue's result is once a window: not per
-                   // micro-step.
-                   if (results[r].param.empty() && !results[r].epilogue &&
-                       untied[m.index][r].size() == out.values(r).size()) {
-                     int64_t at = firstUntiedMismatch(out.values(r),
-                                                      untied[m.index][r]);
-                     if (at >= 0)
-                       expect(false, llvm::formatv(
-                                         "{0}: micro-batch {1}: result #{2} "
-                                         "(not a gradient) is {3:e} at "
-                                         "element {4} but {5:e} under "
-                                         "always-sync",
-                                         tag, m.index, r,
-                                         untied[m.index][r][at], at,
-                                         out.values(r)[at])
-                                         .str());
-                   }
+                   if (std::optional<std::string> wrong = compareUntied(
+                           results[r], r, m.index, out.values(r),
+                           untied[m.index][r]))
+                     expect(false, tag + ": " + *wrong);
                  for (size_t r = 0; r < out.size(); ++r)
                    if (!results[r].param.empty())
                      for (size_t j = 0; j < always[r].size(); ++j) {

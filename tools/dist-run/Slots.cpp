@@ -8,6 +8,7 @@
 
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unistd.h>
@@ -206,6 +207,26 @@ void dist_run::printWindowResults(const std::string &tag,
                 scalar ? "sum" : "element sum", k, outputSums[r]);
   }
   std::printf("%s: gradient checksum (rank 0) %.9f\n", tag.c_str(), checksum);
+}
+
+LogicalResult dist_run::checkVariantArguments(
+    const std::vector<Slot> &args, const std::vector<Slot> &noSyncArgs,
+    llvm::StringRef entry, llvm::StringRef noSync, Location syncLoc,
+    Location noSyncLoc) {
+  bool same = shapesOf(noSyncArgs) == shapesOf(args) &&
+              std::equal(args.begin(), args.end(), noSyncArgs.begin(),
+                         noSyncArgs.end(), [](const Slot &a, const Slot &b) {
+                           return a.param == b.param;
+                         });
+  if (same)
+    return success();
+  InFlightDiagnostic diag =
+      emitError(noSyncLoc)
+      << "dist-run: @" << noSync << " does not take @" << entry
+      << "'s arguments (the same shapes, each {dist.param} in the same "
+         "place): the host passes it the step's buffers in order";
+  diag.attachNote(syncLoc) << "@" << entry << " is here";
+  return failure();
 }
 
 std::optional<std::vector<size_t>>

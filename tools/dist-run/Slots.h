@@ -144,6 +144,17 @@ struct ParamGroup {
 int64_t readParamGroups(mlir::ModuleOp module, std::vector<Slot> &args,
                         std::vector<ParamGroup> &groups);
 
+/// Checks that the no_sync variant takes the step's arguments: the host
+/// passes it the step's buffers by position, so the same shapes and each
+/// parameter in the same place. Emits the error at `noSyncLoc` with a note
+/// at `syncLoc`.
+mlir::LogicalResult checkVariantArguments(const std::vector<Slot> &args,
+                                          const std::vector<Slot> &noSyncArgs,
+                                          llvm::StringRef entry,
+                                          llvm::StringRef noSync,
+                                          mlir::Location syncLoc,
+                                          mlir::Location noSyncLoc);
+
 /// Which result of the step each result of its no_sync variant is: the
 /// untied ones in order, a tied one left unstashed by its parameter;
 /// nullopt when they do not match.
