@@ -92,3 +92,18 @@ func.func @step(%g: tensor<8xf32>) -> (tensor<8xf32> {dist.grad = @d}) {
   %a = arith.addf %t, %s : tensor<8xf32>
   return %a : tensor<8xf32>
 }
+
+// -----
+
+// A stash holds its own parameter's gradient: writing another parameter's
+// sync (of the same type, so the verifier cannot tell) is refused.
+dist.mesh @world shape = [2]
+dist.parameter @p : tensor<4xf32> replicated on @world stash = synced
+dist.parameter @q : tensor<4xf32> replicated on @world stash = synced
+
+func.func @other(%g: tensor<4xf32>) {
+  %s = dist.grad_sync %g for @q : tensor<4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{this stash op of @p writes the sync of @q: a stash holds its own parameter's gradient}}
+  dist.stash_grad_for_fsdp %s for @p at synced : tensor<4xf32>
+  return
+}

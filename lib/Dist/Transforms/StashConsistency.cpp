@@ -32,20 +32,29 @@ static const char *meaningOf(StashPoint point) {
   llvm_unreachable("unknown stash point");
 }
 
-/// Checks that `value`, written to or added to a stash at `point` by `op`,
-/// may be such a gradient: a dist.grad_sync's result only at its phase's
+/// Checks that `value`, written to or added to the stash of `param` at
+/// `point` by `op`, may be such a gradient: a dist.grad_sync's result (of
+/// `param`) only at its phase's
 /// point; at `shard` and `synced` a value computed from gradient
 /// communication. (At `local` any other value: a local gradient may itself
 /// read communicated values, such as a clip factor from another parameter's
 /// synced gradient.)
-static LogicalResult checkValue(Operation *op, StashPoint point, Value value,
+static LogicalResult checkValue(Operation *op, FlatSymbolRefAttr param,
+                                StashPoint point, Value value,
                                 CommunicationFinder &finder,
                                 StringRef passName) {
   Value unconverted = lookThroughConversions(value);
   std::optional<StashPoint> seen;
-  if (auto sync = unconverted.getDefiningOp<GradSyncOp>())
+  if (auto sync = unconverted.getDefiningOp<GradSyncOp>()) {
+    if (sync.getParamAttr() != param)
+      return emitErrorAt(op)
+             << passName << ": this stash op of " << param << " "
+             << (isa<StashGradOp>(op) ? "writes" : "is added to")
+             << " the sync of " << sync.getParamAttr()
+             << ": a stash holds its own parameter's gradient";
     seen = sync.getPhase() == GradSyncPhase::Shard ? StashPoint::Shard
                                                    : StashPoint::Synced;
+  }
   else if (point != StashPoint::Local && !finder.findIn(value))
     seen = StashPoint::Local;
   if (!seen || *seen == point)
@@ -96,7 +105,8 @@ LogicalResult mlir::dist::checkStashConsistency(ModuleOp module,
                         [&](Operation *o) { return pointOf(o) == point; }))
         firsts.push_back(op);
       for (Value value : values)
-        failed |= ::mlir::failed(checkValue(op, point, value, finder, passName));
+        failed |= ::mlir::failed(
+            checkValue(op, param, point, value, finder, passName));
     });
   }
   for (auto &[param, ops] : byParam) {
