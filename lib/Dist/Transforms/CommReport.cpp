@@ -29,13 +29,6 @@ using namespace mlir;
 using namespace mlir::dist;
 using namespace mlir::dist::report;
 
-static std::string str(Type type) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << type;
-  return s;
-}
-
 static std::string str(Location loc) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -131,7 +124,7 @@ struct DistCommReportPass
     row.function = func.getName().str();
     row.kind = traits.name.str();
     row.location = str(op->getLoc());
-    row.type = str(full);
+    row.type = typeString(full);
     row.groupSize = w;
     row.bytes = bytes;
     row.wireBytes = bytes * factor;

@@ -11,7 +11,7 @@
 using namespace mlir;
 using namespace mlir::dist;
 
-static std::string str(Type type) {
+std::string report::typeString(Type type) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << type;
@@ -35,7 +35,7 @@ llvm::json::Array report::parametersToJson(ModuleOp module) {
                          ? llvm::json::Value(unsharded.getNumElements())
                          : llvm::json::Value(nullptr)},
         {"unsharded_bytes", bytesOf(unsharded)},
-        {"local_type", str(local)},
+        {"local_type", report::typeString(local)},
         {"local_bytes", bytesOf(local)}});
   }
   return params;
@@ -57,7 +57,7 @@ llvm::json::Array report::stashesToJson(ModuleOp module) {
     stashes.push_back(llvm::json::Object{
         {"parameter", param.getSymName()},
         {"point", stringifyStashPoint(it->second)},
-        {"type", str(type)},
+        {"type", report::typeString(type)},
         {"bytes", bytesOf(type)}});
   }
   return stashes;

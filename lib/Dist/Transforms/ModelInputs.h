@@ -15,6 +15,9 @@
 
 namespace mlir::dist::report {
 
+/// `type` as the report prints it.
+std::string typeString(Type type);
+
 /// Each dist.parameter in declaration order: its name, element count and
 /// the bytes of its unsharded and local (held) types.
 llvm::json::Array parametersToJson(ModuleOp module);
