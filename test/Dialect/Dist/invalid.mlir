@@ -895,3 +895,14 @@ func.func @grad_sync_input_type(%g: tensor<4xf16>) -> tensor<4xbf16> {
   %s = dist.grad_sync %g for @r : tensor<4xf16> -> tensor<4xbf16>
   return %s : tensor<4xbf16>
 }
+
+// -----
+
+// A stash op of a parameter whose gradient has no sync (a dynamic shape).
+dist.mesh @m shape = [2]
+dist.parameter @p : tensor<?xf32> replicated on @m
+func.func @stash_without_sync(%g: tensor<?xf32>) {
+  // expected-error @+1 {{'dist.stash_grad_for_fsdp' op expected the gradient of @p to have a sync, but its type has a dynamic shape; gradient syncs need static shapes}}
+  dist.stash_grad_for_fsdp %g for @p : tensor<?xf32>
+  return
+}
