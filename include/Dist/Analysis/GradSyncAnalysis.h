@@ -70,9 +70,10 @@ struct GradSyncAnalysis {
   }
 };
 
-/// Analyses the tied results of `func`. Explicit collective chains that match
-/// their parameter's plan are first rewritten to dist.grad_sync (the IR is
-/// the same program, spelled with the high-level op). Fails, with an error
+/// Analyses the tied results of `func`; changes nothing. An explicit
+/// collective chain is Unrecognized, with the reason it does not match its
+/// parameter's plan: raise the ones that do first (raiseGradSyncs in
+/// Dist/Transforms/Transforms.h). Fails, with an error
 /// emitted, when `func` has tied results but its body is not a single block
 /// ending in func.return, or a tied parameter's gradient cannot be synchronized
 /// at all (GradSyncPlan).
@@ -85,12 +86,6 @@ analyzeGradSyncs(func::FuncOp func, SymbolTableCollection &symbolTable);
 /// shard phase, or a `synced` one's whole sync, in the loop), that sync.
 /// Other uses of the sync's value read each micro-batch's, as they did.
 GradSyncOp getLoopAccumulatedSync(Value value);
-
-/// If `value` is an explicit sync chain (ExplicitSync.h) that matches
-/// `param`'s plan, replaces it by dist.grad_sync and returns the new value;
-/// else returns null and changes nothing.
-Value raiseExplicitSync(Value value, ParameterOp param,
-                        SymbolTableCollection &symbolTable);
 
 } // namespace mlir::dist
 

@@ -56,6 +56,46 @@ def DistInsertGradSyncPass
                            "::mlir::arith::ArithDialect"];
 }
 
+def DistRaiseGradSyncPass
+    : Pass<"dist-raise-grad-sync", "::mlir::ModuleOp"> {
+  let summary = "raise explicit gradient sync chains to dist.grad_sync";
+  let description = [{
+    Frontends (and `-dist-expand-grad-sync`) may spell a tied gradient's
+    sync as explicit ops: pre-averaging (`1/W` before or after, or
+    `reduction = avg`), a reduce-scatter or all-reduce and its wait, with
+    `replicate_axes` an all-reduce over those, a padding, conversions from a
+    `reduce_dtype`. Each such chain that is exactly its parameter's
+    GradSyncPlan, op by op, is replaced by `dist.grad_sync` (the same
+    program, spelled with the op the passes rewrite): the chain a function
+    returns as a tied gradient (`dist.grad`), the one a sync step adds the
+    stash to, and the one an accumulation loop returned as a tied gradient
+    adds each micro-batch. A chain that does not match is left as it is;
+    the passes after say why it is not a recognized sync.
+
+    This is the first stage of the no_sync pipeline (after the reduce
+    dtype, which the chains are matched against), and the one place a chain
+    is recognized: `-dist-insert-grad-sync`, `-apply-no-sync`,
+    `-dist-sync-step`, `-dist-grad-accumulation` and `-dist-loop-no-sync`
+    run the same rewrite first when run on their own, and find nothing left
+    inside the pipeline. Later passes read `dist.grad_sync`, or
+    `dist.grad_of` once it is expanded.
+
+    ```mlir
+    %c = arith.constant dense<2.0> : tensor<16x12xf32>
+    %d = arith.divf %g, %c : tensor<16x12xf32>
+    %f = dist.reduce_scatter %d on @world reduction = sum scatter_axis = 0
+        : tensor<16x12xf32> -> !dist.future<tensor<8x12xf32>>
+    %s = dist.wait %f : !dist.future<tensor<8x12xf32>>
+    // becomes, for @w fully_sharded on a mesh of 2
+    %s = dist.grad_sync %g for @w : tensor<16x12xf32> -> tensor<8x12xf32>
+    ```
+
+    The number raised is a `dist-raise-grad-sync` analysis remark.
+  }];
+  let dependentDialects = ["::mlir::dist::DistDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def DistSetReduceDtypePass
     : Pass<"dist-set-reduce-dtype", "::mlir::ModuleOp"> {
   let summary = "give parameters a default reduce_dtype";

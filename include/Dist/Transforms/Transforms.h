@@ -1,9 +1,10 @@
 //===- Transforms.h - the no_sync rewrites of a step ------------*- C++ -*-===//
 //
-// The two rewrites behind -apply-no-sync, -dist-sync-step and
-// -dist-grad-accumulation, on a GradSyncAnalysis of the step: for a
-// caller (a pass, a frontend) that has analysed a step and decided which of
-// its synced gradients to accumulate.
+// The rewrites behind the no_sync passes, for a caller (a pass, a frontend)
+// that drives them itself: raising explicit sync chains, which comes before
+// analysing a step, and the two rewrites of -apply-no-sync, -dist-sync-step
+// and -dist-grad-accumulation on a GradSyncAnalysis of it, once the caller
+// has decided which of its synced gradients to accumulate.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,14 @@
 #include "Dist/Analysis/GradSyncAnalysis.h"
 
 namespace mlir::dist {
+
+/// Replaces each explicit sync chain of a tied result of `func` that matches
+/// its parameter's GradSyncPlan (ExplicitSync.h) by dist.grad_sync: the
+/// returned chain, the one a sync step adds the stash to, and the one an
+/// accumulation loop returned as the tied result adds each iteration.
+/// Chains that do not match are left for the analysis to report. Returns how
+/// many it raised; -dist-raise-grad-sync on each function.
+unsigned raiseGradSyncs(func::FuncOp func, SymbolTableCollection &symbolTable);
 
 /// Rewrites `func` so that the `tied` gradients (all Synced, none consuming
 /// the stash) are stashed and leave the results; `func.call`s in `module` are

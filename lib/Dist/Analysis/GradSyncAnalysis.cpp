@@ -9,116 +9,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace mlir::dist;
-
-//===----------------------------------------------------------------------===//
-// Raising explicit chains
-//===----------------------------------------------------------------------===//
-
-/// Erases `op` and then any constant it alone kept alive.
-static void eraseWithDeadConstants(Operation *op) {
-  SmallVector<Operation *> operands;
-  SmallVector<Value> used(op->getOperands());
-  // A padding's zero is used inside its region.
-  if (auto pad = dyn_cast<tensor::PadOp>(op))
-    if (Value zero = pad.getConstantPaddingValue())
-      used.push_back(zero);
-  for (Value operand : used)
-    if (Operation *def = operand.getDefiningOp())
-      operands.push_back(def);
-  op->erase();
-  for (Operation *def : operands)
-    if (def->use_empty() && def->hasTrait<OpTrait::ConstantLike>())
-      def->erase();
-}
-
-/// Replaces the explicit chain `sync`, whose result is `value`, by
-/// dist.grad_sync; returns the new result.
-static Value raise(ExplicitSync &sync, GradSyncPlan &plan, Value value) {
-  Operation *lastWait = sync.stages.back().wait;
-  // Where the chain starts (its padding, pre-averaging or first collective),
-  // so that re-expanding the raised sync puts the communication back where
-  // it was: the pipeline then leaves its own output as it is. The split form
-  // adds the stash between its stages, so it stays at the last wait.
-  Operation *at = lastWait;
-  if (!sync.stashAddBeforeReplicate) {
-    at = sync.stages.front().collective;
-    for (Operation *first :
-         {sync.padBefore,
-          sync.averaging == Averaging::PreScale ? sync.scale : nullptr})
-      if (first && first->getBlock() == at->getBlock() &&
-          first->isBeforeInBlock(at))
-        at = first;
-  }
-  OpBuilder builder(at);
-  Location loc = sync.stages.front().collective.getLoc();
-  // (The split form is dist's own: pre-averaged, or scale = sum.)
-  GradSyncScale scale = sync.averaging == Averaging::None
-                            ? GradSyncScale::Sum
-                            : GradSyncScale::Mean;
-  Value result;
-  if (sync.stashAddBeforeReplicate) {
-    auto add = cast<arith::AddFOp>(sync.stashAddBeforeReplicate);
-    Value shardWait = sync.stages.front().wait.getResult();
-    Value take = add.getLhs() == shardWait ? add.getRhs() : add.getLhs();
-    Value shard = GradSyncOp::create(builder, loc, sync.scaleInput, plan,
-                                     GradSyncPhase::Shard, scale);
-    Value sum = arith::AddFOp::create(builder, add.getLoc(), take, shard);
-    result =
-        GradSyncOp::create(builder, loc, sum, plan, GradSyncPhase::Replicate);
-  } else {
-    result = GradSyncOp::create(builder, loc, sync.scaleInput, plan,
-                                GradSyncPhase::Full, scale);
-  }
-  value.replaceAllUsesWith(result);
-  // Users first: the conversion reads the post-scale, which reads the last
-  // wait.
-  SmallVector<Operation *> ops;
-  if (sync.convertOut)
-    ops.push_back(sync.convertOut);
-  if (sync.convertOutVia)
-    ops.push_back(sync.convertOutVia);
-  if (sync.averaging == Averaging::PostScale)
-    ops.push_back(sync.scale);
-  for (ExplicitStage &stage : llvm::reverse(sync.stages)) {
-    ops.push_back(stage.wait);
-    ops.push_back(stage.collective);
-    if (&stage == &sync.stages.back() && sync.stashAddBeforeReplicate)
-      ops.push_back(sync.stashAddBeforeReplicate);
-  }
-  // Divide-then-pad (dist's order) or pad-then-divide (FSDP2's).
-  Operation *preScale =
-      sync.averaging == Averaging::PreScale ? sync.scale : nullptr;
-  bool scaleReadsPad = preScale && sync.padBefore &&
-                       llvm::is_contained(sync.padBefore->getUsers(), preScale);
-  if (scaleReadsPad)
-    ops.push_back(preScale);
-  if (sync.padBefore)
-    ops.push_back(sync.padBefore);
-  if (preScale && !scaleReadsPad)
-    ops.push_back(preScale);
-  for (Operation *op : ops)
-    eraseWithDeadConstants(op);
-  return result;
-}
-
-Value mlir::dist::raiseExplicitSync(Value value, ParameterOp param,
-                                    SymbolTableCollection &symbolTable) {
-  std::string why;
-  Operation *at = nullptr;
-  FailureOr<GradSyncPlan> plan = getGradSyncPlan(param, &symbolTable, why);
-  if (failed(plan) || !endsLikeExplicitSync(value))
-    return {};
-  FailureOr<ExplicitSync> sync =
-      matchExplicitSync(value, *plan, symbolTable, why, at);
-  return succeeded(sync) ? raise(*sync, *plan, value) : Value();
-}
 
 //===----------------------------------------------------------------------===//
 // Classification
@@ -306,34 +202,6 @@ mlir::dist::analyzeGradSyncs(func::FuncOp func,
              << ", which cannot be synchronized: " << why;
     tied.plan = *plan;
     analysis.tied.push_back(tied);
-  }
-  // Raise every explicit sync before looking for communication, so that the
-  // search sees the final IR.
-  for (TiedGradient &tied : analysis.tied) {
-    Value value = analysis.ret.getOperand(tied.resultIndex);
-    // A sync step at stash = synced adds the stash after the chain, in the
-    // reduce type: the chain ends at the added value or one conversion back.
-    SmallVector<Value, 2> ends = {value};
-    auto param = FlatSymbolRefAttr::get(tied.param.getSymNameAttr());
-    if (Value inner =
-            lookThroughStashAdd(lookThroughConversions(value), param)) {
-      ends = {inner};
-      if (Operation *def = inner.getDefiningOp();
-          def && isa<arith::ExtFOp, arith::TruncFOp>(def))
-        ends.push_back(def->getOperand(0));
-    }
-    for (Value end : ends) {
-      std::string why;
-      Operation *at = nullptr;
-      if (!endsLikeExplicitSync(end))
-        continue;
-      if (FailureOr<ExplicitSync> sync =
-              matchExplicitSync(end, tied.plan, symbolTable, why, at);
-          succeeded(sync)) {
-        raise(*sync, tied.plan, end);
-        break;
-      }
-    }
   }
   CommunicationFinder finder(symbolTable, func);
   for (TiedGradient &tied : analysis.tied)

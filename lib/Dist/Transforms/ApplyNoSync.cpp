@@ -242,6 +242,7 @@ struct ApplyNoSyncPass
     if (failed(funcs) || failed(refuseUnreachableSteps(module, "apply-no-sync")))
       return signalPassFailure();
     for (func::FuncOp func : *funcs) {
+      (void)raiseGradSyncs(func, symbolTable);
       FailureOr<GradSyncAnalysis> analysis =
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))

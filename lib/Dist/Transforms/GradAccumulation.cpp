@@ -48,6 +48,7 @@ struct DistGradAccumulationPass
       // A whole window (-dist-loop-no-sync) syncs once already.
       if (func->hasAttr(DistDialect::getWindowAttrName()))
         continue;
+      (void)raiseGradSyncs(func, symbolTable);
       FailureOr<GradSyncAnalysis> analysis =
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))

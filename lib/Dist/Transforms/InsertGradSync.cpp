@@ -11,6 +11,7 @@
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
+#include "Dist/Transforms/Transforms.h"
 #include "PassChecks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,6 +54,7 @@ struct DistInsertGradSyncPass
 
   LogicalResult runOn(func::FuncOp func, ModuleOp module,
                       SymbolTableCollection &symbolTable) {
+    (void)raiseGradSyncs(func, symbolTable);
     FailureOr<GradSyncAnalysis> analysis = analyzeGradSyncs(func, symbolTable);
     if (failed(analysis))
       return failure();

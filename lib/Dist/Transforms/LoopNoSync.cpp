@@ -39,6 +39,7 @@
 #include "Dist/IR/GradSyncPlan.h"
 #include "Dist/IR/Remarks.h"
 #include "Dist/Transforms/Passes.h"
+#include "Dist/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -222,6 +223,10 @@ struct DistLoopNoSyncPass
   LogicalResult runOn(func::FuncOp func, SymbolTableCollection &symbols) {
     if (func.isExternal())
       return success();
+    // A tied gradient's sync spelled as explicit ops in its loop becomes the
+    // parameter's dist.grad_sync first, so that hsdp-partial can split it in
+    // its phases.
+    (void)raiseGradSyncs(func, symbols);
     // Loop results returned as tied gradients: the window's gradients.
     llvm::DenseMap<Value, FlatSymbolRefAttr> tied;
     func.walk([&](func::ReturnOp ret) {
@@ -239,8 +244,6 @@ struct DistLoopNoSyncPass
       for (unsigned i = 0, e = loop.getNumRegionIterArgs(); i < e; ++i) {
         FlatSymbolRefAttr param = tied.lookup(loop->getResult(i));
         Refusal refusal;
-        if (failed(raiseInLoop(loop, i, param, symbols)))
-          continue;
         // The parameter's stash point; a loop that is not a tied gradient
         // keeps hsdp-partial's first stage in the loop.
         StashPoint point =
@@ -290,29 +293,6 @@ struct DistLoopNoSyncPass
     if (moved)
       func->setAttr(DistDialect::getWindowAttrName(),
                     UnitAttr::get(func.getContext()));
-    return success();
-  }
-
-  /// A tied gradient's sync spelled as explicit ops in the loop is raised to
-  /// the parameter's dist.grad_sync first (as the pipeline raises a returned
-  /// one), so that hsdp-partial can split it in its phases.
-  LogicalResult raiseInLoop(scf::ForOp loop, unsigned index,
-                            FlatSymbolRefAttr param,
-                            SymbolTableCollection &symbols) {
-    if (!param)
-      return success();
-    auto add = loop.getBody()
-                   ->getTerminator()
-                   ->getOperand(index)
-                   .getDefiningOp<arith::AddFOp>();
-    if (!add)
-      return success();
-    auto paramOp = lookupParameter(loop, param, &symbols);
-    if (!paramOp)
-      return failure(); // the verifier reports it
-    for (OpOperand &operand : add->getOpOperands())
-      if (operand.get() != loop.getRegionIterArg(index))
-        (void)raiseExplicitSync(operand.get(), paramOp, symbols);
     return success();
   }
 

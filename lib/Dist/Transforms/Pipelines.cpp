@@ -21,6 +21,9 @@ static void buildNoSyncStages(OpPassManager &pm,
     reduce.dtype = options.reduceDtype;
     pm.addPass(createDistSetReduceDtypePass(reduce));
   }
+  // After the reduce dtype, which the explicit chains are matched against:
+  // the one place a chain is recognized.
+  pm.addPass(createDistRaiseGradSyncPass());
   // After the reduce dtype, which sizes the stashes.
   if (options.stashBudget != -1) {
     DistChooseStashPassOptions choose;

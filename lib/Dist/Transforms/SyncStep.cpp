@@ -135,6 +135,7 @@ struct DistSyncStepPass
       // `shard` they now see the window's gradient (a clip of the
       // accumulated gradient, as PyTorch clips .grad after the window); at
       // `synced` they keep this micro-batch's, as the no_sync variant does.
+      (void)raiseGradSyncs(func, symbolTable);
       FailureOr<GradSyncAnalysis> analysis =
           analyzeGradSyncs(func, symbolTable);
       if (failed(analysis))
