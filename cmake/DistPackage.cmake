@@ -11,7 +11,8 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(DIST_EXPORTED_LIBRARIES
-  MLIRDistSupport MLIRDist MLIRDistAnalysis MLIRDistTransforms MLIRDistToRuntime
+  MLIRDistSupport MLIRDistRemarks MLIRDist MLIRDistAnalysis MLIRDistTransforms
+  MLIRDistToRuntime
   MLIRShardToDist)
 set(DIST_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dist)
 

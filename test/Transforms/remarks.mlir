@@ -1,4 +1,4 @@
-// The passes report through MLIR's optimization remarks (Dist/IR/Remarks.h):
+// The passes report through MLIR's optimization remarks (Dist/Remarks/Remarks.h):
 // a gradient stashed is a `passed` remark, a gradient left unchanged a
 // `missed` one with the warning's reason, and each pass's totals one
 // `analysis` remark "counts" (Debian's LLVM counts no pass statistics). The

@@ -5,7 +5,6 @@
 #include "Dist/Analysis/ExplicitSync.h"
 
 #include "Dist/IR/Diagnostics.h"
-#include "Dist/IR/Remarks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

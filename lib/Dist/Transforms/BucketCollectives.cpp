@@ -27,7 +27,7 @@
 
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -221,7 +221,7 @@ static SmallVector<Value> combine(OpBuilder &b, Bucket &bucket,
 struct DistBucketCollectivesPass
     : public dist::impl::DistBucketCollectivesPassBase<
           DistBucketCollectivesPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numBuckets = 0, numCombined = 0;
   // The position of each op of the block runOn works on (see there).
   llvm::DenseMap<Operation *, size_t> position;

@@ -10,7 +10,7 @@
 #include "StashOptions.h"
 
 #include "Dist/IR/Diagnostics.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include <cmath>

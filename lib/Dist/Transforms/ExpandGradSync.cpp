@@ -12,7 +12,7 @@
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -67,7 +67,7 @@ static Value expandStage(OpBuilder &builder, Location loc, Value input,
 namespace {
 struct DistExpandGradSyncPass
     : public dist::impl::DistExpandGradSyncPassBase<DistExpandGradSyncPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numExpanded = 0;
 
   using Base::Base;

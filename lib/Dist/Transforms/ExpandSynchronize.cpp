@@ -2,7 +2,7 @@
 
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -23,7 +23,7 @@ namespace {
 struct DistExpandSynchronizePass
     : public dist::impl::DistExpandSynchronizePassBase<
           DistExpandSynchronizePass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numGathered = 0, numIdentity = 0;
 
   void runOnOperation() override {

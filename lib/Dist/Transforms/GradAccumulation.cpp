@@ -9,7 +9,7 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "PassChecks.h"
 #include "Dist/Transforms/Transforms.h"

@@ -9,7 +9,7 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "Dist/Transforms/Transforms.h"
 #include "PassChecks.h"
@@ -30,7 +30,7 @@ using namespace mlir::dist;
 namespace {
 struct DistInsertGradSyncPass
     : public dist::impl::DistInsertGradSyncPassBase<DistInsertGradSyncPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numSynced = 0;
 
   using Base::Base;

@@ -12,7 +12,7 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -119,7 +119,7 @@ struct Window {
 
 struct DistKeepGatheredPass
     : public dist::impl::DistKeepGatheredPassBase<DistKeepGatheredPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numKept = 0, numReused = 0, numReleased = 0;
 
   using Base::Base;

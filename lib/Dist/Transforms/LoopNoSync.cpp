@@ -37,7 +37,7 @@
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "Dist/Transforms/Transforms.h"
 
@@ -201,7 +201,7 @@ static LogicalResult collectInvariants(SyncChain &chain, scf::ForOp loop,
 
 struct DistLoopNoSyncPass
     : public dist::impl::DistLoopNoSyncPassBase<DistLoopNoSyncPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numMoved = 0, numKept = 0;
 
   using Base::Base;

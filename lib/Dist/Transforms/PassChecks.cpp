@@ -11,7 +11,7 @@
 #include "Dist/Analysis/Communication.h"
 #include "Dist/Analysis/ExplicitSync.h"
 #include "Dist/IR/Diagnostics.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/DenseSet.h"

@@ -2,7 +2,7 @@
 
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistDialect.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "Dist/Transforms/PipelineRegistration.h"
 

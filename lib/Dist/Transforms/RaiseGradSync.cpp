@@ -14,7 +14,7 @@
 #include "Dist/Analysis/ExplicitSync.h"
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "Dist/Transforms/Transforms.h"
 

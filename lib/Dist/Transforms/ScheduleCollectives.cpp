@@ -34,7 +34,7 @@
 
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -265,7 +265,7 @@ static SmallVector<uint64_t> rankOps(const Graph &g) {
 struct DistScheduleCollectivesPass
     : public dist::impl::DistScheduleCollectivesPassBase<
           DistScheduleCollectivesPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numMoved = 0;
 
   using Base::Base;

@@ -10,7 +10,7 @@
 
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 #include "Dist/Transforms/Passes.h"
 #include "PassChecks.h"
 #include "Dist/Transforms/Transforms.h"
@@ -112,7 +112,7 @@ unsigned mlir::dist::rewriteToSyncStep(MutableArrayRef<TiedGradient> tied,
 namespace {
 struct DistSyncStepPass
     : public dist::impl::DistSyncStepPassBase<DistSyncStepPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numFused = 0;
 
   using Base::Base;

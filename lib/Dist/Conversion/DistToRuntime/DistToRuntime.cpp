@@ -10,7 +10,7 @@
 #include "Dist/Conversion/Passes.h"
 #include "Dist/Conversion/RuntimeApi.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -74,7 +74,7 @@ unsigned addProgressCalls(ModuleOp module) {
 struct ConvertDistToRuntimePass
     : public dist::impl::ConvertDistToRuntimePassBase<
           ConvertDistToRuntimePass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numCollectives = 0, numStashOps = 0, numKeptOps = 0,
           numProgressCalls = 0;
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/Passes.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -93,7 +93,7 @@ bool rewrite(bufferization::DeallocOp dealloc) {
 struct SplitDistinctDeallocsPass
     : public dist::impl::SplitDistinctDeallocsPassBase<
           SplitDistinctDeallocsPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numRewritten = 0, numLeft = 0;
 
   void runOnOperation() override {

@@ -14,7 +14,7 @@
 #include "ShardReduction.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistOps.h"
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -171,7 +171,7 @@ namespace {
 
 struct ConvertShardToDistPass
     : public dist::impl::ConvertShardToDistPassBase<ConvertShardToDistPass> {
-  // Reported as an analysis remark, not as pass statistics (Dist/IR/Remarks.h).
+  // Reported as an analysis remark, not as pass statistics (Dist/Remarks/Remarks.h).
   int64_t numCollectives = 0, numRankQueries = 0;
 
   void runOnOperation() override {

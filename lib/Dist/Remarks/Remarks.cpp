@@ -1,6 +1,6 @@
 //===- Remarks.cpp - dist's optimization remarks --------------------------===//
 
-#include "Dist/IR/Remarks.h"
+#include "Dist/Remarks/Remarks.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 

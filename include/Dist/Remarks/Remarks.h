@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DIST_IR_REMARKS_H
-#define DIST_IR_REMARKS_H
+#ifndef DIST_REMARKS_REMARKS_H
+#define DIST_REMARKS_REMARKS_H
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Remarks.h"
@@ -44,4 +44,4 @@ void remarkCounts(Operation *op, StringRef pass,
 
 } // namespace mlir::dist
 
-#endif // DIST_IR_REMARKS_H
+#endif // DIST_REMARKS_REMARKS_H
