@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SyncBuilders.h"
 #include "PassChecks.h"
 #include "Dist/Transforms/Transforms.h"
 

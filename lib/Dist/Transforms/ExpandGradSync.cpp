@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SyncBuilders.h"
 #include "Dist/IR/Diagnostics.h"
 #include "Dist/IR/DistDialect.h"
 #include "Dist/IR/DistOps.h"

@@ -1,5 +1,6 @@
 //===- ExpandSynchronize.cpp - dist.synchronize into collectives ----------===//
 
+#include "SyncBuilders.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
 #include "Dist/Remarks/Remarks.h"

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SyncBuilders.h"
 #include "LoopNoSync.h"
 
 #include "Dist/IR/DistOps.h"

@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SyncBuilders.h"
 #include "Dist/Analysis/Communication.h"
 #include "LoopNoSync.h"
 #include "Dist/Analysis/ExplicitSync.h"

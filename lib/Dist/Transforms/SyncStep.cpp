@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SyncBuilders.h"
 #include "Dist/IR/DistOps.h"
 #include "Dist/IR/GradSyncPlan.h"
 #include "Dist/Remarks/Remarks.h"
