@@ -196,31 +196,87 @@ def calibrate_time(report, k, hardware, peak, t_off, t_on):
     return 1.0 / inv_mfu, x
 
 
+MODE_NAMES = {"zero2": "ZeRO-2", "zero3": "ZeRO-3"}
+ANCHOR = ("zero3", False)  # the memory figure the activation term is fitted to
+
+
+def published_comparison(reports, compute_bytes, hardware=None, compute_type="bf16",
+                         tokens=32 * 4096):
+    """The published table predicted from `reports` (ZeRO-2's and ZeRO-3's
+    comm reports of the 7B step on 8 ranks): memory with the activation term
+    calibrated on ZeRO-3 without no_sync, and, given a `hardware`, tokens/s
+    with MFU and the exposed share calibrated on ZeRO-3's two figures."""
+    activations = calibrate(reports["zero3"], "zero3", False, compute_bytes,
+                            PUBLISHED[ANCHOR])
+    out = {"activations_gib": activations, "memory": [], "tokens": []}
+    for mode in ("zero2", "zero3"):
+        for no_sync in (False, True):
+            out["memory"].append({
+                "mode": mode, "no_sync": no_sync, "published": PUBLISHED[(mode, no_sync)],
+                "predicted": memory_gib(reports[mode], mode, no_sync, compute_bytes,
+                                        activations),
+                "calibrated": (mode, no_sync) == ANCHOR})
+    if hardware is None:
+        return out
+    peak = hardware["peak_tflops"][compute_type]
+    k = 4
+    t = {key: tokens / value for key, value in PUBLISHED_TOKENS_PER_S.items()}
+    out["mfu"], out["exposed"] = calibrate_time(reports["zero3"], k, hardware, peak,
+                                                t[("zero3", False)], t[("zero3", True)])
+    for mode in ("zero2", "zero3"):
+        for no_sync in (False, True):
+            seconds = window_model(reports[mode], k, no_sync, hardware, peak, out["mfu"],
+                                   out["exposed"])
+            out["tokens"].append({
+                "mode": mode, "no_sync": no_sync,
+                "published": PUBLISHED_TOKENS_PER_S[(mode, no_sync)],
+                "predicted": tokens / seconds, "calibrated": mode == "zero3"})
+    return out
+
+
+def _error(row):
+    return (row["predicted"] - row["published"]) / row["published"]
+
+
 def cmd_published(opts):
     reports = {"zero2": load(opts.report_zero2), "zero3": load(opts.report_zero3)}
-    anchor = ("zero3", False)
-    activations = calibrate(reports["zero3"], "zero3", False,
-                            opts.compute_bytes, PUBLISHED[anchor])
+    hardware = None
+    if opts.hardware:
+        with open(opts.hardware) as f:
+            hardware = json.load(f)
+    result = published_comparison(reports, opts.compute_bytes, hardware,
+                                  opts.compute_type, opts.tokens_per_window)
     print("activation term %.2f GiB (calibrated on ZeRO-3 without no_sync)"
-          % activations)
+          % result["activations_gib"])
     print("| configuration | no_sync | published GiB | predicted GiB | error |")
     print("|---|---|---|---|---|")
     worst = 0.0
-    for mode in ("zero2", "zero3"):
-        for no_sync in (False, True):
-            predicted = memory_gib(reports[mode], mode, no_sync,
-                                   opts.compute_bytes, activations)
-            measured = PUBLISHED[(mode, no_sync)]
-            error = (predicted - measured) / measured
-            note = " (calibrated)" if (mode, no_sync) == anchor else ""
-            if (mode, no_sync) != anchor:
-                worst = max(worst, abs(error))
-            print("| %s | %s | %.1f | %.2f | %+.1f%%%s |" % (
-                "ZeRO-2" if mode == "zero2" else "ZeRO-3",
-                "on" if no_sync else "off", measured, predicted, 100 * error, note))
+    for row in result["memory"]:
+        if not row["calibrated"]:
+            worst = max(worst, abs(_error(row)))
+        print("| %s | %s | %.1f | %.2f | %+.1f%%%s |" % (
+            MODE_NAMES[row["mode"]], "on" if row["no_sync"] else "off", row["published"],
+            row["predicted"], 100 * _error(row), " (calibrated)" if row["calibrated"] else ""))
     print("worst error of the three predictions: %.1f%%" % (100 * worst))
-    if opts.hardware:
-        time_table(opts, reports)
+    if hardware:
+        print()
+        print("%s: MFU %.3f and %.3f of the communication exposed (calibrated "
+              "on ZeRO-3)" % (hardware["name"], result["mfu"], result["exposed"]))
+        print("| configuration | no_sync | published tokens/s | predicted tokens/s | error |")
+        print("|---|---|---|---|---|")
+        rate = {}
+        for row in result["tokens"]:
+            rate[(row["mode"], row["no_sync"])] = row["predicted"]
+            print("| %s | %s | %.0f | %.0f | %+.1f%%%s |" % (
+                MODE_NAMES[row["mode"]], "on" if row["no_sync"] else "off", row["published"],
+                row["predicted"], 100 * _error(row),
+                " (calibrated)" if row["calibrated"] else ""))
+        for mode in ("zero2", "zero3"):
+            gain = rate[(mode, True)] / rate[(mode, False)] - 1
+            measured = PUBLISHED_TOKENS_PER_S[(mode, True)] / \
+                PUBLISHED_TOKENS_PER_S[(mode, False)] - 1
+            print("no_sync gain, %s: predicted %+.2f%%, published %+.2f%%" % (
+                mode, 100 * gain, 100 * measured))
     return 0 if worst <= opts.max_error else 1
 
 
@@ -262,37 +318,6 @@ def cmd_predict(opts):
             "no_sync" if no_sync else "always-sync", gib, seconds, rates[no_sync]))
     print("no_sync: %+.2f%% tokens/s for %.2f GiB of stash per rank" % (
         100 * (rates[True] / rates[False] - 1), stash))
-
-
-def time_table(opts, reports):
-    with open(opts.hardware) as f:
-        hardware = json.load(f)
-    peak = hardware["peak_tflops"][opts.compute_type]
-    k, tokens = 4, opts.tokens_per_window
-    t = {key: tokens / value for key, value in PUBLISHED_TOKENS_PER_S.items()}
-    mfu, exposed = calibrate_time(reports["zero3"], k, hardware, peak,
-                                  t[("zero3", False)], t[("zero3", True)])
-    print()
-    print("%s: MFU %.3f and %.3f of the communication exposed (calibrated "
-          "on ZeRO-3)" % (hardware["name"], mfu, exposed))
-    print("| configuration | no_sync | published tokens/s | predicted tokens/s | error |")
-    print("|---|---|---|---|---|")
-    predicted = {}
-    for mode in ("zero2", "zero3"):
-        for no_sync in (False, True):
-            seconds = window_model(reports[mode], k, no_sync, hardware, peak, mfu, exposed)
-            predicted[(mode, no_sync)] = tokens / seconds
-            measured = PUBLISHED_TOKENS_PER_S[(mode, no_sync)]
-            print("| %s | %s | %.0f | %.0f | %+.1f%%%s |" % (
-                "ZeRO-2" if mode == "zero2" else "ZeRO-3", "on" if no_sync else "off",
-                measured, tokens / seconds, 100 * (tokens / seconds - measured) / measured,
-                " (calibrated)" if mode == "zero3" else ""))
-    for mode in ("zero2", "zero3"):
-        gain = predicted[(mode, True)] / predicted[(mode, False)] - 1
-        measured = PUBLISHED_TOKENS_PER_S[(mode, True)] / \
-            PUBLISHED_TOKENS_PER_S[(mode, False)] - 1
-        print("no_sync gain, %s: predicted %+.2f%%, published %+.2f%%" % (
-            mode, 100 * gain, 100 * measured))
 
 
 def main():

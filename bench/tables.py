@@ -108,12 +108,215 @@ def torch_models(data):
     return _table(header, rows)
 
 
+def _pct(x):
+    return "%+.1f%%" % (100 * x)
+
+
+def _err(x, digits=2):
+    """An error as 5.10e-3: `digits` decimals, the exponent without padding."""
+    mantissa, exponent = ("%.*e" % (digits, x)).split("e")
+    return "%se%d" % (mantissa, int(exponent))
+
+
+def _times(x):
+    return ("%.1f×" if x >= 10 else "%.2f×") % x
+
+
+def compile_time(data):
+    header = ["layers", "MB", "parse+print s", "-apply-no-sync s", "overhead", "pipeline s",
+              "mlir-opt -cse s", "in process: parser / printer / pass with its verifier / "
+              "pass alone, s"]
+    rows = []
+    for r in data["rows"]:
+        verified, alone = r["apply_no_sync_passes"], r["apply_no_sync_unverified_passes"]
+        rows.append([r["layers"], "%.2f" % (r["bytes"] / 1e6), "%.3f" % r["parse_print_s"],
+                     "%.3f" % r["apply_no_sync_s"], _pct(r["apply_no_sync_overhead"]),
+                     "%.3f" % r["pipeline_s"], "%.3f" % r["mlir_opt_cse_s"],
+                     "%.4f / %.4f / %.4f / %.4f" % (verified["Parser"], verified["Output"],
+                                                    verified["ApplyNoSyncPass"],
+                                                    alone["ApplyNoSyncPass"])])
+    return _table(header, rows)
+
+
+def compile_time_exponents(data):
+    rows = [["whole process", "parse + print", "%.2f" % data["exponent_parse_print"]],
+            ["whole process", "-apply-no-sync", "%.2f" % data["exponent_apply_no_sync"]],
+            ["whole process", "--dist-no-sync-pipeline", "%.2f" % data["exponent_pipeline"]],
+            ["in process", "the -apply-no-sync pass",
+             "%.2f" % data["exponent_apply_no_sync_pass"]]]
+    for name, e in sorted(data["exponent_pipeline_passes"].items()):
+        rows.append(["in process, the pipeline", name, "%.2f" % e])
+    return _table(["measured", "what", "exponent"], rows)
+
+
+def _bytes(n):
+    """Bytes as the report gives them; MiB once they are too many to read."""
+    return "{:,} MiB".format(round(n / 2**20)) if n >= 1e9 else "{:,} B".format(n)
+
+
+def _named(model):
+    """`name (file or command)` with the part in parentheses as code."""
+    m = re.match(r"(.*?) \((.*)\)$", model)
+    return "%s (`%s`)" % (m.group(1), m.group(2)) if m else model
+
+
+def keep_gathered(data):
+    header = ["model", "W", "kept params", "all_gathers per window: without", "with",
+              "gather bytes: without", "with", "window bytes (no_sync): without", "with",
+              "kept between micro-batches", "beyond the shards"]
+    rows = [[_named(m["model"]), m["world"], m["kept_parameters"],
+             _int(m["gathers_without"]["calls"]), _int(m["gathers_with"]["calls"]),
+             _bytes(m["gathers_without"]["bytes"]), _bytes(m["gathers_with"]["bytes"]),
+             _bytes(m["window_without"]["bytes"]), _bytes(m["window_with"]["bytes"]),
+             _bytes(m["held_bytes"]), _bytes(m["held_beyond_shards"])]
+            for m in data["models"]]
+    return _table(header, rows)
+
+
+def vs_pytorch(data):
+    header = ["model", "PyTorch window ms", "dist window ms", "window: PyTorch / dist",
+              "always-sync: PyTorch / dist", "compute: dist / PyTorch",
+              "round: dist / PyTorch", "dist: always-sync / no_sync window"]
+    rows = []
+    for r in data["table"]:
+        name = r["model"] + (" (dist: JIT)" if r["model"] == "llama" else "")
+        ratio = "—" if r["round"] != r["round"] else "%.3g" % r["round"]  # NaN: no round
+        rows.append([name, "%.2f" % r["torch_window_ms"], "%.3f" % r["dist_window_ms"],
+                     _times(r["window"]), _times(r["always"]), "%.3g" % r["compute"],
+                     ratio, _times(r["no_sync"])])
+    return _table(header, rows)
+
+
+BF16_RUNS = {"f32 model": "f32 model (harness check)", "ref in bf16": "ref in bf16 (floor)"}
+
+
+def bf16_accuracy(data):
+    header = ["model", "run", "max error", "norm error", "bf16 / f32 stash (max)",
+              "gradient bytes / window"]
+    rows, last = [], None
+    for r in data:
+        if r["mode"] != "ddp":  # ZeRO-2's rows are the same figures
+            continue
+        dims = r["dims"]
+        model = "%s %d→%d→%d, batch %d" % (r["model"], *dims)
+        rows.append([model if model != last else "", BF16_RUNS.get(r["run"], r["run"]),
+                     _err(r["max_error"], 1 if r["max_error"] < 1e-5 else 2),
+                     _err(r["norm_error"], 1 if r["norm_error"] < 1e-5 else 2),
+                     "%.2f" % r["ratio"] if "ratio" in r else "",
+                     _int(r["grad_bytes"]) if "grad_bytes" in r else ""])
+        last = model
+    return _table(header, rows)
+
+
+def mixed_precision(data):
+    header = ["reduce", "max err vs exact", "norm err vs exact", "norm err vs floor",
+              "gradient bytes / window"]
+    row = next(r for r in data["rows"] if r["mode"] == "ddp")
+    rows = [[dtype, _err(res["exact"][0]), _err(res["exact"][1]), _err(res["floor"][1]),
+             _int(res["bytes"])] for dtype, res in row["results"].items()]
+    floor = row["floor_vs_exact"]
+    rows.append(["(floor itself)", _err(floor[0]), _err(floor[1]), "", ""])
+    return _table(header, rows)
+
+
+MODES = {"ddp": "DDP", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "hsdp": "HSDP"}
+
+
+def multihost(data):
+    header = ["mode", "data link", "one round ms", "two rounds ms", "always-sync ms",
+              "vs always-sync", "vs two rounds", "gradient MB per window: one / two / always"]
+    rows = [[MODES[r["mode"]], r["link"], "%.1f" % r["one_round_ms"],
+             "%.1f" % r["two_round_ms"], "%.1f" % r["always_sync_ms"],
+             "%.2f" % (r["always_sync_ms"] / r["one_round_ms"]),
+             "%.2f" % (r["two_round_ms"] / r["one_round_ms"]),
+             " / ".join("%.1f" % (b / 1e6) for b in r["grad_bytes"])] for r in data]
+    return _table(header, rows)
+
+
+def stash_budget(data):
+    header = ["mode", "stash GB/rank", "gradient GB/rank/window", "local", "synced"]
+    rows = []
+    runs = data["results"]
+    if data["curves_identical"]:  # the script checked it point for point
+        runs = runs[:1]
+    for run in runs:
+        sampled = [p for p in run["points"] if p["sampled"]]
+        shown = sampled[::4] + ([sampled[-1]] if (len(sampled) - 1) % 4 else [])
+        shown += [p for p in run["points"] if p["chosen"] and p not in shown]
+        for p in sorted(shown, key=lambda p: p["stash_bytes"]):
+            note = ""
+            if p is sampled[0]:
+                note = " (least)"
+            elif p is sampled[-1]:
+                note = " (all local)"
+            elif p["chosen"]:
+                note = " (chosen at the mid budget)"
+            mode = "ZeRO-2 = ZeRO-3" if data["curves_identical"] else MODES[run["mode"]]
+            rows.append([mode, "%.3f%s" % (p["stash_bytes"] / data["gb"], note),
+                         "%.3f" % (p["gradient_wire_bytes_per_rank"] / data["gb"]),
+                         p["local"], p["synced"]])
+    return _table(header, rows)
+
+
+def collective_check(data):
+    header = ["row", "off µs", "on µs", "added µs", "on/off"]
+
+    def us(x):
+        return "%.2f" % x if abs(x) < 1000 else "%.0f" % x
+    rows = [[r["row"], us(r["off_us"]), us(r["on_us"]), us(r["added_us"]), "%.2f" % r["ratio"]]
+            for r in data["rows"]]
+    return _table(header, rows)
+
+
+def perf_predict(data):
+    header = ["configuration", "stash budget", "stash GiB", "K",
+              "memory GiB always-sync / no_sync", "tokens/s always-sync", "tokens/s no_sync",
+              "no_sync gain"]
+    rows = [[r["configuration"], r["budget"], "%.2f" % r["stash_gib"], r["k"],
+             "%.1f / %.1f" % tuple(r["memory_gib"]), "%.0f" % r["tokens_per_s"][0],
+             "%.0f" % r["tokens_per_s"][1],
+             _pct(r["tokens_per_s"][1] / r["tokens_per_s"][0] - 1)]
+            for r in data["rows"] if r["k"] in (4, 16)]
+    return _table(header, rows)
+
+
+
+def _published(rows, unit, fmt):
+    header = ["configuration", "no_sync", "published " + unit, "predicted " + unit, "error"]
+    out = []
+    for r in rows:
+        error = (r["predicted"] - r["published"]) / r["published"]
+        out.append([MODES[r["mode"]], "on" if r["no_sync"] else "off", fmt % r["published"],
+                    fmt % r["predicted"] if unit == "tokens/s" else "%.2f" % r["predicted"],
+                    "calibrated" if r["calibrated"] else _pct(error)])
+    return _table(header, out)
+
+
+def published_memory(data):
+    return _published(data["published"]["memory"], "GiB", "%.1f")
+
+
+def published_tokens(data):
+    return _published(data["published"]["tokens"], "tokens/s", "%.0f")
+
 # NAME -> (the JSON under bench/results, its renderer).
 TABLES = {
     "step_throughput": ("step_throughput.json", step_throughput),
     "memory": ("step_throughput.json", memory),
     "runtime_vs_mpi": ("runtime_vs_mpi.json", runtime_vs_mpi),
     "torch_models": ("torch_models.json", torch_models),
+    "compile_time": ("compile_time.json", compile_time),
+    "compile_time_exponents": ("compile_time.json", compile_time_exponents),
+    "keep_gathered": ("keep_gathered.json", keep_gathered),
+    "vs_pytorch": ("vs_pytorch.json", vs_pytorch),
+    "bf16_accuracy": ("bf16_accuracy.json", bf16_accuracy),
+    "mixed_precision": ("mixed_precision_accuracy.json", mixed_precision),
+    "multihost": ("multihost.json", multihost),
+    "stash_budget": ("stash_budget.json", stash_budget),
+    "collective_check": ("collective_check.json", collective_check),
+    "perf_predict": ("perf_predict.json", perf_predict),
+    "published_memory": ("perf_predict.json", published_memory),
+    "published_tokens": ("perf_predict.json", published_tokens),
 }
 
 MARKED = re.compile(r"(<!-- table: (\w+) \(bench/tables\.py from bench/results/([\w.]+)\) -->\n)"
