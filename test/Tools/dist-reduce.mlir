@@ -11,20 +11,26 @@
 // RUN: not dist-opt %t -dist-insert-grad-sync -o /dev/null 2>&1 | FileCheck %s --check-prefix=ERROR
 // ERROR: error: dist-insert-grad-sync: result #0 of @backward, the gradient of @b, is not a recognized gradient sync: expected a sum all_reduce over the parameter's axes, but found an avg all_reduce
 
-// What only dist's reduction patterns (Dist/IR/DistReduction.h) remove: the
-// unused all_gather and its wait, and the loss's all_reduce, whose input
-// stands in for its wait (upstream's range erasure keeps all three; the
-// replicated synchronize is folded either way).
+// What only dist's reduction patterns (Dist/IR/DistReduction.h) remove:
+// - the unused all_gather and its wait, and the loss's all_reduce, whose
+//   input stands in for its wait (upstream's range erasure keeps all three;
+//   the replicated synchronize is folded either way);
+// - the unrelated @forward, then the parameter @w and the mesh @other that
+//   nothing refers to any more;
+// - the results that do not matter (the loss, @w's gradient and its tie)
+//   with the ops that only computed them, and the arguments left unused.
+// The 32-line input becomes the 11 lines below: the failing sync alone.
 // CHECK:      dist.mesh @world shape = [2]
 // CHECK-NEXT: dist.parameter @b : tensor<4xf32> replicated on @world
-// CHECK-NEXT: func.func @backward(%[[B:[^:]*]]: tensor<4xf32> {dist.param = @b}, %[[G:[^:]*]]: tensor<4xf32>, %[[LOSS:[^:]*]]: tensor<4xf32>, %{{.*}}: tensor<8xf32>)
+// CHECK-NEXT: func.func @backward(%[[B:[^:]*]]: tensor<4xf32> {dist.param = @b}, %[[G:[^:]*]]: tensor<4xf32>) -> (tensor<4xf32> {dist.grad = @b})
 // CHECK-NEXT:   %[[HALF:.*]] = arith.constant dense<5.000000e-01> : tensor<4xf32>
-// CHECK-NEXT:   %[[SCALED:.*]] = arith.mulf %[[LOSS]], %[[HALF]] : tensor<4xf32>
 // CHECK-NEXT:   %[[SUM:.*]] = arith.addf %[[G]], %[[B]] : tensor<4xf32>
 // CHECK-NEXT:   %[[F:.*]] = dist.all_reduce %[[SUM]] on @world reduction = avg : tensor<4xf32>
 // CHECK-NEXT:   %[[R:.*]] = dist.wait %[[F]] : !dist.future<tensor<4xf32>>
 // CHECK-NEXT:   %[[D:.*]] = arith.mulf %[[R]], %[[HALF]] : tensor<4xf32>
-// CHECK-NEXT:   return %[[D]], %[[SCALED]] : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT:   return %[[D]] : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
 
 // Errors: a script that finds nothing interesting (here: no dist-opt to run)
 // leaves the input unreduced and fails; so does an output that cannot be
@@ -54,11 +60,21 @@
 // USAGE: usage: dist-reduce INPUT.mlir -reduction-tree='traversal-mode=0 test=SCRIPT' [-o OUTPUT.mlir]
 
 dist.mesh @world shape = [2]
+dist.mesh @other shape = [4]
 dist.parameter @b : tensor<4xf32> replicated on @world
+dist.parameter @w : tensor<8x4xf32> fully_sharded on @world
+
+func.func @forward(%w: tensor<8x4xf32> {dist.param = @w}) -> tensor<16x4xf32> {
+  %f = dist.all_gather %w on @world gather_axis = 0
+      : tensor<8x4xf32> -> !dist.future<tensor<16x4xf32>>
+  %r = dist.wait %f : !dist.future<tensor<16x4xf32>>
+  return %r : tensor<16x4xf32>
+}
 
 func.func @backward(%b: tensor<4xf32> {dist.param = @b}, %g: tensor<4xf32>,
-                    %loss: tensor<4xf32>, %h: tensor<8xf32>)
-    -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32>) {
+                    %loss: tensor<4xf32>, %h: tensor<8xf32>, %gw: tensor<8x4xf32>)
+    -> (tensor<4xf32> {dist.grad = @b}, tensor<4xf32>,
+        tensor<8x4xf32> {dist.grad = @w}) {
   %half = arith.constant dense<0.5> : tensor<4xf32>
   %bias = dist.synchronize %b on @world kind = replicated
       : tensor<4xf32> -> tensor<4xf32>
@@ -73,5 +89,5 @@ func.func @backward(%b: tensor<4xf32> {dist.param = @b}, %g: tensor<4xf32>,
   %f = dist.all_reduce %gb on @world reduction = avg : tensor<4xf32>
   %r = dist.wait %f : !dist.future<tensor<4xf32>>
   %d = arith.mulf %half, %r : tensor<4xf32>
-  return %d, %scaled : tensor<4xf32>, tensor<4xf32>
+  return %d, %scaled, %gw : tensor<4xf32>, tensor<4xf32>, tensor<8x4xf32>
 }

@@ -2,7 +2,9 @@
 //
 // A reducer only removes what keeps the IR valid; dist ops sit between the
 // values a reduction would like to drop. These patterns let `dist-reduce`
-// (and any reducer whose registry has them) step over dist ops.
+// (and any reducer whose registry has them) step over dist ops, and drop
+// the module's structure a failure does not need: unreferenced functions,
+// parameters and meshes, a function's results and unused arguments.
 //
 //===----------------------------------------------------------------------===//
 
