@@ -12,8 +12,10 @@ def ConvertDistToRuntimePass
     Runs on tensor IR, before bufferization. Every collective becomes
     `distrt_<kind>_async` on buffers bridged from its tensors
     (`bufferization.to_buffer read_only` for the input, a fresh `memref.alloc`
-    for the result), its `dist.wait` becomes `distrt_wait` followed by
-    `bufferization.to_tensor restrict writable` of that result, so One-Shot
+    for the result), its `dist.wait` becomes `distrt_wait_send` (which also
+    takes the input's buffer again and checks it is the collective's send
+    buffer) followed by `bufferization.to_tensor restrict writable` of that
+    result, so One-Shot
     Bufferize adds no copies and the buffer deallocation passes free the
     result. The stash ops become `distrt_stash_add` / `distrt_stash_take`,
     `dist.gather_kept` a fresh result buffer filled by the blocking

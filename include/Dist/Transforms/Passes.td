@@ -397,8 +397,11 @@ def DistScheduleCollectivesPass
     `dist.wait` sinks to just before the first op that needs it. The last
     layer's gradients, ready first in a backward, leave first; compute that
     does not feed a collective runs while they are in flight. Dependences are
-    SSA values and declared memory effects: collectives keep their relative
-    order (one order on every rank), a wait follows its own collective only
+    SSA values and declared memory effects, with one refinement: collectives
+    commute with each other (this pass runs once on the one program every
+    rank runs, so every rank issues them in the order it picks) and stay
+    ordered against the other ops on `dist::Comm`; a wait follows its own
+    collective only
     (its effects are on its future), stash ops keep their order per
     parameter, and an op with unknown effects stays ordered against every op
     with effects. Nothing is created or erased, so the rewrite is sound by
