@@ -223,7 +223,7 @@ def DistPrepareEntryPointsPass
 }
 
 def DistSCFToControlFlowLastFirstPass
-    : Pass<"dist-scf-to-cf-last-first", "::mlir::ModuleOp"> {
+    : Pass<"dist-scf-to-cf-last-first"> {
   let summary = "upstream's -convert-scf-to-cf, the outermost loops of each "
                 "block lowered last first";
   let description = [{
@@ -235,13 +235,15 @@ def DistSCFToControlFlowLastFirstPass
     only the ops up to the next loop, already lowered. The SCF patterns
     never need rollback, so the driver runs without it and does not record
     every moved op either.
+    Runs on any op; `-dist-lower-to-llvm` runs it on each `func.func`,
+    in parallel.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::cf::ControlFlowDialect"];
 }
 
 def DistKeepFloatRoundingPass
-    : Pass<"dist-keep-float-rounding", "::mlir::ModuleOp"> {
+    : Pass<"dist-keep-float-rounding"> {
   let summary = "clear fastmath flags on float conversions, so every bf16 "
                 "op rounds";
   let description = [{
@@ -254,11 +256,13 @@ def DistKeepFloatRoundingPass
     depended on micro-batch order. The program's types say every bf16 op
     rounds: this removes the fastmath attribute of every `arith.extf` and
     `arith.truncf` before anything folds them.
+    Runs on any op; `-dist-lower-to-llvm` runs it on each `func.func`,
+    in parallel.
   }];
 }
 
 def DistFuseElementwiseKeepContractionsPass
-    : Pass<"dist-fuse-elementwise-keep-contractions", "::mlir::ModuleOp"> {
+    : Pass<"dist-fuse-elementwise-keep-contractions"> {
   let summary = "upstream's elementwise fusion, but never into or out of a "
                 "contraction";
   let description = [{
@@ -275,6 +279,8 @@ def DistFuseElementwiseKeepContractionsPass
     expansion (which turned a 2-D `mm` behind a `tensor.expand_shape` into
     a 4-loop contraction with two M loops). Upstream's pass did both, and
     no contraction of the PyTorch front door's GPT reached BLAS.
+    Runs on any op; `-dist-lower-to-llvm` runs it on each `func.func`,
+    in parallel.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::arith::ArithDialect",

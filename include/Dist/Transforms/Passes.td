@@ -388,7 +388,7 @@ def DistBucketCollectivesPass
 }
 
 def DistScheduleCollectivesPass
-    : Pass<"dist-schedule-collectives", "::mlir::ModuleOp"> {
+    : Pass<"dist-schedule-collectives"> {
   let summary = "issue collectives early and wait late, to overlap them";
   let description = [{
     Reorders the ops of every block of every function (a list scheduler over
@@ -405,7 +405,10 @@ def DistScheduleCollectivesPass
     (its effects are on its future), stash ops keep their order per
     parameter, and an op with unknown effects stays ordered against every op
     with effects. Nothing is created or erased, so the rewrite is sound by
-    construction: a topological order of the same dependence graph.
+    construction: a topological order of the same dependence graph. Runs
+    on any op (each block of its regions; a graph region such as a module's
+    body is left alone); the no_sync pipeline runs it on each `func.func`,
+    in parallel.
 
     `max-in-flight` bounds how many collectives of a block may be issued and
     not yet waited on; `max-gather-bytes-in-flight` bounds the bytes that

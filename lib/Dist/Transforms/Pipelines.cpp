@@ -6,6 +6,7 @@
 #include "Dist/Transforms/Passes.h"
 #include "Dist/Transforms/PipelineRegistration.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -53,7 +54,7 @@ static void buildNoSyncStages(OpPassManager &pm,
     DistScheduleCollectivesPassOptions schedule;
     schedule.maxInFlight = options.maxInFlight;
     schedule.maxGatherBytesInFlight = options.maxGatherBytesInFlight;
-    pm.addPass(createDistScheduleCollectivesPass(schedule));
+    pm.addNestedPass<func::FuncOp>(createDistScheduleCollectivesPass(schedule));
   }
   // 0 is "no buckets"; a negative cap reaches the pass, which refuses it.
   if (options.bucketCapBytes != 0) {

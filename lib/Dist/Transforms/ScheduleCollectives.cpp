@@ -278,19 +278,17 @@ struct DistScheduleCollectivesPass
 
   void runPass() {
     if (maxInFlight < 0 || maxGatherBytesInFlight < 0) {
-      emitError(getOperation().getLoc())
+      emitError(getOperation()->getLoc())
           << "dist-schedule-collectives: max-in-flight and "
              "max-gather-bytes-in-flight must be at least 0";
       return signalPassFailure();
     }
     SmallVector<Block *> blocks;
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      func.walk([&](Block *block) {
-        auto kind = dyn_cast_or_null<RegionKindInterface>(block->getParentOp());
-        if (!kind ||
-            kind.hasSSADominance(block->getParent()->getRegionNumber()))
-          blocks.push_back(block);
-      });
+    getOperation()->walk([&](Block *block) {
+      auto kind = dyn_cast_or_null<RegionKindInterface>(block->getParentOp());
+      if (!kind || kind.hasSSADominance(block->getParent()->getRegionNumber()))
+        blocks.push_back(block);
+    });
     for (Block *block : blocks)
       if (failed(schedule(*block))) {
         emitError(block->getParentOp()->getLoc())

@@ -140,7 +140,7 @@ struct SCFToControlFlowLastFirstPass
 struct KeepFloatRoundingPass
     : public dist::impl::DistKeepFloatRoundingPassBase<KeepFloatRoundingPass> {
   void runOnOperation() override {
-    getOperation().walk([](Operation *op) {
+    getOperation()->walk([](Operation *op) {
       if (auto ext = dyn_cast<arith::ExtFOp>(op))
         op->removeAttr(ext.getFastmathAttrName());
       else if (auto trunc = dyn_cast<arith::TruncFOp>(op))

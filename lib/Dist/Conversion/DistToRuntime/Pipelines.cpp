@@ -32,7 +32,7 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   // Folds splat constants (the pre-averaging's W) into the generic as a
   // scalar: otherwise each gradient shape got a global array of W. Leaves
   // contractions as they are, for BLAS (Passes.td).
-  pm.addPass(createDistFuseElementwiseKeepContractionsPass());
+  pm.addNestedPass<func::FuncOp>(createDistFuseElementwiseKeepContractionsPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -57,7 +57,7 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   if (options.blas)
     pm.addPass(createOutlineContractionsPass());
   pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createDistSCFToControlFlowLastFirstPass());
+  pm.addNestedPass<func::FuncOp>(createDistSCFToControlFlowLastFirstPass());
   // Views (memref.subview of a returned slice) as plain pointer arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -69,7 +69,7 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   arith::ArithEmulateUnsupportedFloatsOptions bf16InF32;
   bf16InF32.sourceTypeStrs = {"bf16"};
   pm.addPass(arith::createArithEmulateUnsupportedFloats(bf16InF32));
-  pm.addPass(createDistKeepFloatRoundingPass());
+  pm.addNestedPass<func::FuncOp>(createDistKeepFloatRoundingPass());
   arith::ArithExpandOpsPassOptions expandBf16;
   expandBf16.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expandBf16));
