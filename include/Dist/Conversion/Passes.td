@@ -17,25 +17,38 @@ def ConvertDistToRuntimePass
     buffer) followed by `bufferization.to_tensor restrict writable` of that
     result, so One-Shot
     Bufferize adds no copies and the buffer deallocation passes free the
-    result. The stash ops become `distrt_stash_add` / `distrt_stash_take`,
-    `dist.gather_kept` a fresh result buffer filled by the blocking
-    `distrt_kept_gather` on the parameter's group (`keep` = 0 for
-    `reuse_only`), `dist.release_kept` `distrt_kept_release`.
+    result. The runtime reads the send buffer until the wait, so One-Shot
+    Bufferize gives an op that would write it in place before then a copy of
+    its own. A collective whose input may not bufferize to a contiguous buffer
+    of its own (a slice, or a reshape or cast of one) first copies it
+    (`bufferization.alloc_tensor ... copy`), so that the collective and its
+    wait name the same send buffer. The stash ops become `distrt_stash_add`
+    / `distrt_stash_take`, `dist.gather_kept` a fresh result buffer filled
+    by the blocking `distrt_kept_gather` on the parameter's group (`keep` =
+    0 for `reuse_only`), `dist.release_kept` `distrt_kept_release`; these
+    name the parameter by a constant string.
     Every call's status goes to `distrt_check`, which aborts the job with the
     runtime's message on failure. After every compute op (a linalg op, an
     elementwise op on tensors, a loop, a call) that lies between a
     collective and its `dist.wait` in the same block comes a call to
     `distrt_progress`, which lets the collectives in flight advance
-    (OpenMPI's progress only inside MPI calls); nowhere else. Process groups are created (and cached) by
+    (OpenMPI's progress only inside MPI calls); nowhere else: a loop
+    between a collective and its wait gets one call after it and none in
+    its body, and a region op that is not a loop (an `scf.if` around
+    compute) gets none. Process groups are created (and cached) by
     `distrt_group_create` from the mesh shape and axes; `dist.group_rank`
     becomes `distrt_group_rank` of its group. A gather or scatter along a dim
     other than 0 is transposed to dim 0 and back.
 
-    A future must be waited on exactly once, in the block that created it;
-    `dist.synchronize` must have been expanded (`-dist-expand-synchronize`),
-    `dist.grad_sync` and `dist.shard_sum` too (`-dist-expand-grad-sync`),
-    and `dist.epilogue` inlined (`-dist-inline-epilogue`): each op that is
-    not gets a located error naming the pass, before anything changes. The
+    Before anything changes, every op that cannot be lowered gets a located
+    error saying why: a future must be waited on exactly once, in the block
+    that created it (a future that crosses a block or a function boundary
+    is not supported); a collective, stash op or kept gather must have
+    static shapes and an element type the runtime moves (f32, f64, f16,
+    bf16, i32, i64); `dist.synchronize` must have been expanded
+    (`-dist-expand-synchronize`), `dist.grad_sync` and `dist.shard_sum` too
+    (`-dist-expand-grad-sync`), and `dist.epilogue` inlined
+    (`-dist-inline-epilogue`), the error naming the pass. The
     pass is a partial conversion with the patterns of
     `Dist/Conversion/DistToRuntime.h`.
     The prefix `distrt_` is the runtime's: a module symbol that uses it must
@@ -69,7 +82,8 @@ def ConvertShardToDistPass
       effects: nothing merges, drops or reorders them afterwards. An
       `all_reduce` whose only user is an `all_slice` on the same group is one
       `dist.reduce_scatter` along the slice axis. Reductions: `sum`, `max`,
-      `min`, `product` (`prod`), `average` (`avg`).
+      `min`, `product` (`prod`), `average` (`avg`). The fusion is made
+      only when the two are in the same block.
     - `grid_axes` become `axes`. An `all_reduce`'s are sorted (a sum does not
       depend on their order); a gather's or a slice's order is the order of
       the ranks in the result, which dist fixes row-major, so they must be
@@ -85,8 +99,10 @@ def ConvertShardToDistPass
     (`shard.shard` and `shard.sharding` left over, `send`, `recv`, `shift`,
     `broadcast`, `scatter`, `gather`, `reduce`, `all_to_all`,
     `update_halo`, ...), a reduction dist does not have (`bitwise_*`,
-    `generic`), an `all_reduce` that converts its element type, memrefs,
-    dynamic shapes and element types the runtime does not move.
+    `generic`), a collective that converts its element type (an
+    `all_reduce` or `reduce_scatter` accumulating in a wider type), memrefs,
+    dynamic shapes, element types the runtime does not move, and a
+    `shard.grid` that is not at the top level of the module.
 
     A sum `all_reduce` of a tied gradient over the parameter's whole group
     is then raised by the no_sync passes as `dist.grad_sync ... scale = sum`:

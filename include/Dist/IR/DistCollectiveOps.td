@@ -47,7 +47,10 @@ def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather", "AllGather",
     Concatenates the `input` of every rank of the group, in rank order, along
     `gather_axis`; every rank receives the concatenation. The result's
     `gather_axis` extent is the input's times W; other extents and the element
-    type are unchanged.
+    type are unchanged. When `input` is a function argument tied to a
+    parameter (`dist.param`), the gather brings that parameter in and must
+    do so as it is declared: along dim 0, of a `fully_sharded` parameter,
+    on its mesh and `axes`.
 
     Example:
 
@@ -168,6 +171,9 @@ def Dist_WaitOp : Dist_Op<"wait", [
     issued, and waits may complete in any order, which is what
     `-dist-schedule-collectives` uses to overlap communication and compute.
 
+    A collective over a group of one rank and its wait (the wait being its
+    future's only use) canonicalize to the collective's input.
+
     Example:
 
     ```mlir
@@ -203,6 +209,13 @@ def Dist_SynchronizeOp : Dist_Op<"synchronize", [
     `unsharded_dim0` it is that (the padding rows are dropped). `-dist-expand-synchronize` rewrites it into those
     ops; its autodiff rule is the gradient sync that
     `-dist-insert-grad-sync` inserts in the backward.
+
+    An input that is a function argument tied to a parameter (`dist.param`)
+    must be brought in as the parameter is declared: on its mesh and
+    `axes`, with its `kind`; the result is then in the parameter's compute
+    type (`param_dtype`, else its element type). A synchronize whose result
+    type is its input's folds to its input when it is `replicated` or its
+    group has one rank.
 
     Example:
 

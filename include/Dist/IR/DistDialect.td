@@ -48,7 +48,9 @@ def Dist_Dialect : Dialect {
     it is synchronized (`replicated` or `fully_sharded`), and over which mesh
     axes. Function arguments are tied to it with the discardable argument
     attribute `dist.param = @name`, gradient results with `dist.grad = @name`;
-    both are checked by the verifier, so no pass ever matches names textually.
+    both are checked by the verifier (the types and the one tied result per
+    parameter that `dist.parameter` states), so no pass ever matches names
+    textually.
     On `func.func` the ties are checked with the symbol table the module's
     verifier shares (one hashed lookup per tie, not a scan of the module per
     tie: a training step has thousands of parameters).
@@ -57,7 +59,9 @@ def Dist_Dialect : Dialect {
     its no_sync variant with the discardable function attribute
     `dist.no_sync_variant = @f_no_sync` (a symbol reference, so symbol
     renames follow it); passes and tools find the variant by it, never by
-    its name. A function that is a whole window (a loop over the
+    its name, so a function that merely ends in `_no_sync` is no variant. A
+    link that names no `func.func` of the module is an error where a pass
+    or tool reads it. A function that is a whole window (a loop over the
     micro-batches) carries the unit attribute `dist.window`.
 
     **Upstream `shard` input.** An upstream `shard.grid` may name the

@@ -34,9 +34,14 @@ def Dist_EpilogueOp : Dist_Op<"epilogue", [
     always-sync accumulation of the K micro-batches followed by the
     epilogue once.
 
-    Its results may only be returned by the function (or read by another
-    epilogue): an op that runs every micro-batch would not see them in the
-    no_sync micro-batches. A returned result with `{dist.next = i}` is the
+    The verifier keeps the op where it runs once per window: directly in a
+    function's body (in a loop it would run more than once); its results
+    used only by the function's return, untied (a tied gradient is the
+    backward's, synchronized and stashed per micro-batch), or by another
+    epilogue (an op that runs every micro-batch would not see them in the
+    no_sync micro-batches); and no `dist.grad_sync`, stash op, kept gather
+    or nested epilogue in its region (they belong to the micro-batches).
+    A returned result with `{dist.next = i}` is the
     value argument #i (a parameter, or optimizer state held like one) takes
     for the next window. A global quantity over sharded gradients (a norm,
     a found-inf flag) is summed with `dist.shard_sum`.

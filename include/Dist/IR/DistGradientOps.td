@@ -41,6 +41,20 @@ def Dist_GradSyncOp : Dist_Op<"grad_sync", [
     `axes` (unsharded -> local type), `replicate` the stage on
     `replicate_axes` (local -> local type). `full` (the default) is both.
 
+    Element types: `grad` is in the parameter's compute type (the local
+    gradient) or in its reduce type (the sync step's `take_stash + grad`).
+    The pre-averaging and every collective are in the reduce type. The
+    `full` and `replicate` phases convert their result to the parameter's
+    element type (`arith.truncf` or `arith.extf` after the last wait; bf16
+    and f16 convert through f32, then round once); the `shard` phase leaves
+    its result in the reduce type (HSDP partial no_sync stashes it, the
+    replicate phase reduces it).
+
+    The verifier refuses a parameter whose sync cannot be expressed: a
+    non-float element type (nothing to pre-average), a dynamic shape or an
+    encoded tensor (the collectives move static dense buffers), a W that is
+    not exact in the reduce type (65536 in f16).
+
     The passes rewrite this op, never re-recognize its expansion:
     `-apply-no-sync` replaces it by `dist.stash_grad_for_fsdp`, the sync
     step makes its input `dist.take_stash + grad`.
@@ -161,9 +175,17 @@ def Dist_GatherKeptOp : Dist_Op<"gather_kept", [
     nothing is communicated; otherwise `input` is all-gathered along dim 0
     over the parameter's group (its `axes`; for a hybrid parameter not its
     `replicate_axes`), blocking, and unless `reuse_only` is set a copy is
-    kept for the next uses. The kept buffer lives in the runtime until
-    `dist.release_kept` drops it. For a padded parameter (`unsharded_dim0`)
-    the result holds the padding too, as the all-gather's does.
+    kept for the next uses. The kept buffer lives in the runtime, in host
+    memory, until `dist.release_kept` drops it; a reuse copies it into the
+    op's own result buffer (as `dist.take_stash` copies the stash). The op
+    is blocking: a miss is a plain all-gather, a hit a copy.
+
+    The verifier requires `param` to be `fully_sharded` and without a
+    `param_dtype` (a kept gather holds the shards as they are, unconverted),
+    `input` to be the function argument tied to `param` (the runtime keys
+    the copy by the parameter's name), of its local type, and the result to
+    have its gathered type: the unsharded type, with the padding rows for a
+    padded parameter (`unsharded_dim0`), as the all-gather's.
 
     The contract (docs/Design.md, "Keeping ZeRO-3 parameters gathered"): the
     shards do not change while a gather is kept, which holds inside an

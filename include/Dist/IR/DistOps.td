@@ -59,8 +59,16 @@ def Dist_MeshOp : Dist_Op<"mesh", [Symbol]> {
     on `shape = [2, 4]`, rank `r` sits at `(r / 4, r % 4)`. A process group is
     the set of ranks that differ only along a chosen subset of the axes, so
     `axes = [1]` on that mesh names the four ranks of one node and `axes = [0]`
-    the two ranks holding the same shard on different nodes. Every extent must
-    be at least 1; the product is the world size the program is compiled for.
+    the two ranks holding the same shard on different nodes. The group's size
+    W is the product of the extents along its axes (all axes when `axes` is
+    omitted). Every extent must be at least 1; the product is the world size
+    the program is compiled for.
+
+    The `axes` of a group are a set, listed strictly increasing: the verifier
+    of every op that names a group (and `replicate_axes` on
+    `dist.parameter`), and the runtime's `distrt_group_create`, reject any
+    other order. Whatever axes it spans, a group's ranks are ordered
+    row-major.
 
     Example:
 
@@ -98,16 +106,27 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
 
     Function arguments holding the parameter carry `{dist.param = @name}` and
     results holding its gradient `{dist.grad = @name}`; both are verified
-    against this declaration.
+    against this declaration. A tied argument has the local type `type`. A
+    tied result is the gradient either before communication (the unsharded
+    type, in the compute type: the local gradient) or after it (the local
+    type: the synced gradient). A function has at most one result tied to a
+    parameter: the gradients of a tied weight are added before they are
+    returned.
 
-    `unsharded_dim0` (a `fully_sharded` parameter only) is the true dim 0 of
-    the unsharded parameter when the group size W does not divide it. As
-    FSDP does, dim 0 is padded to a multiple of W: each rank holds
+    `unsharded_dim0` (a `fully_sharded` parameter only) is the true dim 0 of the
+    unsharded parameter when the group size W does not divide it. As FSDP does,
+    dim 0 is padded to a multiple of W: each rank holds
     `ceil(unsharded_dim0 / W)` rows (the `type`'s dim 0), the last ranks
-    holding the padding. `dist.synchronize` gathers the padded rows and
-    keeps the first `unsharded_dim0`; the gradient sync pads the unsharded
-    gradient with zero rows before the reduce-scatter, so the padding's
-    gradient is zero. Without it the unsharded dim 0 is `type`'s times W.
+    holding the padding.
+    `dist.synchronize` gathers the padded rows and keeps the first
+    `unsharded_dim0`; the gradient sync pads the unsharded gradient with +0.0
+    rows after its last row before the reduce-scatter, so the padding's gradient
+    is exactly zero. The local gradient, a stash at `local` and an accumulation
+    loop's accumulator have `unsharded_dim0` rows; a shard (a synced gradient, a
+    stash at `shard` or `synced`) holds the padding rows. Without it the
+    unsharded dim 0 is `type`'s times W. The verifier requires `unsharded_dim0`
+    to be at least 1, `type`'s dim 0 to be `ceil(unsharded_dim0 / W)`, and the
+    parameter to be `fully_sharded`.
 
     `param_dtype` (a float type; default: the element type) is the type the
     model computes in, FSDP2's `MixedPrecisionPolicy(param_dtype=...)`:
@@ -123,7 +142,14 @@ def Dist_ParameterOp : Dist_Op<"parameter", [
     gradient converted to it, the sync step adds the last gradient to the
     stash, pre-averages and communicates in it, and converts the synced
     gradient to the element type of `type` (docs/Design.md, "Element
-    types").
+    types"). W must be exact in it (65536 is not in f16): the gradient
+    sync refuses the parameter otherwise.
+
+    `param_dtype` and `reduce_dtype` are f16, bf16, f32 or f64 (what the
+    runtime moves), and only on a parameter of float element type. No
+    conversion of the parameter's values may go from f64 to bf16 (held to
+    compute, compute to reduce, reduce to held): LLVM rounds it twice,
+    through f32, so the verifier refuses it.
 
     `stash` says what the no_sync micro-batches of a gradient-accumulation
     window hold for this parameter (docs/Design.md, "No_sync under a memory

@@ -48,9 +48,13 @@ def DistInsertGradSyncPass
     else is an error at the op that makes it so: a gradient computed from a
     collective, a sync or a call that may communicate (already synchronized
     by the frontend, clipped after its sync, ...) would otherwise be
-    synchronized twice. A function whose result types change may not be
-    called in the module (calls are not followed), and a function returning
-    tied gradients must have a single block.
+    synchronized twice. A function that gets a sync may not be called or
+    otherwise referenced in the module (calls and references are not
+    followed: inline first), and a function returning tied gradients must
+    have a single block. A `dist.epilogue` that reads a local gradient the
+    pass would sync at the return is an error: it runs once per window on
+    synchronized gradients, and would see one micro-batch's gradient on one
+    rank (write `dist.grad_sync` and pass its result).
   }];
   let dependentDialects = ["::mlir::dist::DistDialect",
                            "::mlir::arith::ArithDialect"];
@@ -71,6 +75,41 @@ def DistRaiseGradSyncPass
     stash to, and the one an accumulation loop returned as a tied gradient
     adds each micro-batch. A chain that does not match is left as it is;
     the passes after say why it is not a recognized sync.
+
+    A chain is matched from the tied value back, op by op, never by name:
+
+    - the conversion from the reduce type, when the parameter has one: an
+      `arith.extf` or an `arith.truncf` without a rounding mode of its own
+      (through an `arith.extf` to f32 between bf16 and f16);
+    - each stage's `dist.wait` and its collective: the plan's kind along
+      dim 0, on the parameter's mesh and axes, in the plan's types (the
+      reduce type). With `replicate_axes` the two stages may also come in
+      the other order (the all-reduce over `replicate_axes` first), the
+      same terms added in another order;
+    - between the two stages, optionally a `dist.take_stash` add (dist's
+      own split sync step; pre-averaged or unaveraged only);
+    - the averaging: `reduction = avg` on every stage, or one averaging op
+      before the first collective or after the last. An averaging op is
+      `arith.divf` by a splat W, `arith.mulf` by 1/W (the constant on either
+      side), or a `linalg.generic`, `linalg.div` or `linalg.mul` doing
+      either elementwise with a scalar or splat constant; the constant is
+      1/W rounded to the reduce type. Without any, the chain is a plain sum
+      and is raised with `scale = sum`;
+    - for a padded parameter (`unsharded_dim0`), a `tensor.pad` with +0.0
+      rows after the last row up to the padded type, read by the
+      reduce-scatter alone (or by the pre-averaging, which may come after
+      the padding, as FSDP2 does).
+
+    Every intermediate value is used by the chain alone. A scale before the
+    first collective is part of the frontend's local gradient (a loss
+    scale), not averaging, unless it is by exactly 1/W and read by the chain
+    alone: the sync averages or sums the scaled gradient as written. Not
+    matched, and so refused by the passes after with the reason and the op:
+    reductions that differ across the two stages (`avg` then `sum`),
+    averaging twice (`avg`, then a division by W), a division after the sum
+    by anything but W (the size of one HSDP group, say), collectives in
+    another type than the plan's, a `truncf` with its own rounding mode,
+    any other padding.
 
     This is the first stage of the no_sync pipeline (after the reduce
     dtype, which the chains are matched against), and the one place a chain
@@ -161,8 +200,11 @@ def DistExpandGradSyncPass
     ```
 
     For a parameter padded to a multiple of W (`unsharded_dim0`), the
-    gradient is padded with zero rows (`tensor.pad`) before the
-    reduce-scatter.
+    gradient is padded with +0.0 rows after its last row (`tensor.pad`)
+    right before the reduce-scatter, so the padding's synced gradient is
+    exactly zero. With a `reduce_dtype` the input is converted to it first
+    and, after the last wait, to the result's element type, as
+    `dist.grad_sync` states.
   }];
   let options = [
     Option<"useReciprocal", "use-reciprocal", "bool", /*default=*/"false",
@@ -180,29 +222,42 @@ def ApplyNoSyncPass : Pass<"dist-apply-no-sync", "::mlir::ModuleOp"> {
     dialect's prefix (same pass, same options).
 
     Rewrites a backward function for the no_sync micro-batches of a
-    gradient-accumulation window. For every result `{dist.grad = @p}` that is
-    `dist.grad_sync %g for @p` it removes the sync and stashes `%g` with
-    `dist.stash_grad_for_fsdp` right after the op that produced it. A sync
-    spelled as explicit ops (pre-averaging, collective, wait) is first raised
-    to `dist.grad_sync` when it matches the parameter's sync exactly. ZeRO-3
-    parameter all-gathers are not gradient syncs and stay.
+    gradient-accumulation window. Every result `{dist.grad = @p}` that is
+    `dist.grad_sync %g for @p` is stashed with `dist.stash_grad_for_fsdp`,
+    in the parameter's reduce type, at the parameter's stash point
+    (`dist.parameter`'s `stash`; else `shard` for a hybrid parameter under
+    `hsdp-partial`; else `local`): at `local` the sync goes and `%g` is
+    stashed right after the op that produced it; at `shard` the sync's
+    `shard` phase (the intra-node reduce-scatter) stays and its result is
+    stashed, only the inter-node all-reduce being skipped (FSDP2's
+    `set_requires_all_reduce(False)`); at `synced` the sync stays and its
+    result is stashed. A sync spelled as explicit ops (pre-averaging,
+    collective, wait) is first raised to `dist.grad_sync` when it matches
+    the parameter's sync exactly. ZeRO-3 parameter all-gathers are not
+    gradient syncs and stay. A `dist.epilogue` goes, with its results: it
+    runs in the sync step only.
 
-    The stashed gradients leave the function's results; every other result
-    (gradients of inputs that are not parameters) stays. `func.call`s of the
-    function in the module are rewritten to match.
-
-    With `hsdp-partial`, hybrid parameters keep their intra-node
-    reduce-scatter and only skip the inter-node all-reduce; the stash then
-    holds the sharded gradient (FSDP2's `set_requires_all_reduce(False)`).
+    Signature: the function keeps its arguments, and its results minus the
+    stashed gradients and the epilogue's results, in their original order;
+    every other result (gradients of inputs that are not parameters) stays.
+    `func.call`s of the function in the module are rewritten to match; a
+    call whose removed result is used is an error at that use, and a
+    reference other than a call is an error.
 
     Legality: skipping a sync is only correct when the synced gradient is used
-    by nothing but the return. Any other use (clipping, a norm, a NaN check)
-    is an error at that use. So is a tied result computed from communication
-    that is not its sync (an explicit chain that does not match the
-    parameter's sync, a clip after the sync, a frontend's own collective), and
-    a function that already consumes the stash. A tied result that is not
-    synchronized at all has nothing to skip: a warning, or an error under
-    `strict`.
+    by nothing but the return and epilogues. At `local` and `shard` any other
+    use (clipping, a norm, a NaN check), a second return of it included, is an
+    error at that use, with a note at the return (when it fits on a line). At
+    `synced` the sync stays, so such a use reads each micro-batch's own synced
+    gradient, as without no_sync. Also an error: a tied result computed from
+    communication that is not its sync (an explicit chain that does not match
+    the parameter's sync, a clip after the sync, a frontend's own collective); a
+    sync step (its syncs read the stash), which is never turned into a no_sync
+    variant; a function that already writes or releases the stash outside the
+    syncs it rewrites, holds a `dist.grad_sync` that no tied result returns, or
+    calls a function that does either (or a callee that cannot be resolved).
+    A tied result that is not synchronized at all has nothing to skip: a
+    warning, or an error under `strict`.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
@@ -225,9 +280,19 @@ def DistSyncStepPass : Pass<"dist-sync-step", "::mlir::ModuleOp"> {
     single round as the last micro-batch's gradient (pre-averaged together),
     and `dist.take_stash` releases it. Under `hsdp-partial` a sync with a
     replicate stage is split into its `shard` and `replicate` phases and the
-    (sharded) stash is added between them. Explicit chains are raised first,
-    as in `-apply-no-sync`; a tied result computed from communication but not
-    its sync is an error. Idempotent.
+    (sharded) stash is added between them. A parameter stashed at `synced`
+    keeps its sync as it is: its return and every `dist.epilogue` operand
+    reading the sync then read `dist.take_stash + synced`, added in the
+    reduce type after the sync's conversion back to the element type and
+    converted again, so each micro-batch's synced gradient is rounded as
+    always-sync rounds it; any other use of the sync keeps reading this
+    micro-batch's synced gradient, as the no_sync variant does. At `local`
+    and `shard` every use of the sync reads the window's gradient.
+
+    Explicit chains are raised first, as in `-apply-no-sync`; a tied result
+    computed from communication but not its sync is an error, and so are
+    stash ops, untied syncs and calls as `-apply-no-sync` refuses them.
+    Idempotent.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
@@ -265,9 +330,14 @@ def DistChooseStashPass : Pass<"dist-choose-stash", "::mlir::ModuleOp"> {
     a point saves is the wire bytes per rank of the sync stages it skips
     (all_reduce 2(W-1)/W, reduce_scatter (W-1)/W of the array, each on its
     own group), as `-dist-comm-report` counts them. A parameter's own `stash`
-    attribute is kept and its stash counted. The choice is a multiple-choice
-    knapsack solved exactly (Dist/Analysis/StashBudget.h; in coarser units,
-    said in the remark, only when the exact table would be too large);
+    attribute is kept and its stash counted, and so is the point of a stash
+    op the module already writes or takes. A parameter whose returned sync
+    has another use (besides the return and a `dist.epilogue`'s read) is
+    offered only `synced`: skipping its sync would change that use. The
+    choice is a multiple-choice knapsack solved exactly
+    (Dist/Analysis/StashBudget.h); only when the table would pass 64 MiB is
+    it solved in coarser units of memory, costs rounded up (the unit is in
+    the remark; the choice never exceeds the budget);
     among equally good choices the one with less memory, then the earlier
     parameters' points, so it is deterministic. A budget below the least
     possible (every stash at its smallest point) is an error naming that
@@ -289,7 +359,9 @@ def DistLoopNoSyncPass : Pass<"dist-loop-no-sync", "::mlir::ModuleOp"> {
     local gradient `%g` (`dist.grad_sync`, or explicit sum/avg collectives,
     gathers, waits and scales by a constant: all linear), becomes
     `%acc_local + %g` in the loop, accumulated from zeros in the local
-    (unsharded) type, and `chain(%acc_local)` once after the loop, plus the
+    (unsharded) type (in the parameter's reduce type for a
+    `dist.grad_sync`, as the stash would be), and `chain(%acc_local)` once
+    after the loop, plus the
     accumulator's start if that was not zeros. One round of gradient
     communication per window instead of K, and no runtime stash: the
     accumulator is a loop-carried value. Parameter gathers (ZeRO-3) in the
@@ -304,9 +376,19 @@ def DistLoopNoSyncPass : Pass<"dist-loop-no-sync", "::mlir::ModuleOp"> {
     that prevents it: another use of the per-micro-batch synced value or of
     the running sum inside the loop, an update that is not `arith.addf` of
     the accumulator, an op of the chain that is not linear, or a chain that
-    reads a value computed in the loop besides the gradient. Accumulators of
-    untied values are rewritten where the move is exact and left alone
-    otherwise.
+    reads a value computed in the loop besides the gradient. A tied
+    accumulator must start from zeros (a zero constant or a `linalg.fill`
+    of 0), and a running sum yielded for another iteration argument too is
+    an error. A function whose tied gradients move is a whole window: a
+    `dist.stash_grad_for_fsdp` in it is an error. Accumulators of untied
+    values are rewritten where the move is exact and left alone otherwise.
+
+    A parameter stashed at `synced` keeps its loop as it is when the loop
+    adds the parameter's whole sync (`phase = full`) to an accumulator that
+    starts from zeros, whatever else reads each micro-batch's synced
+    gradient; any other loop of it is checked like one to move. Only
+    `scf.for` loops accumulating with `arith.addf` on tensors are handled
+    (not `scf.while`, nor an add spelled in `linalg`).
   }];
   let options = [
     Option<"hsdpPartial", "hsdp-partial", "bool", /*default=*/"false",
@@ -334,9 +416,11 @@ def DistGradAccumulationPass
     stashed in the first and synchronized over the window in the second. So
     every tied result that is not a sync is an error here (`strict` or not),
     as is a function where some syncs consume the stash and others do not,
-    and a function that is called by a `func.call` (its variant would never
-    be called). A function whose tied results are all unsynchronized gets a
-    warning (an error under `strict`): it has no window to write.
+    a function that is called or referenced (its variant would never be
+    called), and one holding stash ops, untied syncs or calls as
+    `-apply-no-sync` refuses them. A function whose tied results are all
+    unsynchronized gets a warning (an error under `strict`): it has no
+    window to write.
   }];
   let options = [
     Option<"suffix", "no-sync-suffix", "std::string", /*default=*/"\"_no_sync\"",
@@ -361,16 +445,21 @@ def DistBucketCollectivesPass
     the members are copied into one flat buffer, one collective and one wait
     move it, and each member's result is a slice of it. A bucket is issued
     where its last member was and waited right before the first op that
-    reads a member's result. Scatter and gather axes must be 0; a
-    reduce-scatter bucket interleaves its members per rank
+    reads a member's result. A collective of at least `cap-bytes` goes alone,
+    as it is, and does not close the open bucket (small collectives around it
+    still share one). Two collectives of one tensor (a ZeRO-3 parameter's
+    forward and backward gathers) never share a bucket, which would move the
+    tensor twice: the second starts a new one. Scatter and gather axes must
+    be 0; a reduce-scatter bucket interleaves its members per rank
     (`[g1 shard r | g2 shard r | ...]` is rank r's contiguous result), an
-    all-gather bucket gathers `[p1 | p2 | ...]` from every rank. A bucket of
-    gradient syncs carries `dist.grad_of = [@p, ...]` so that
-    `-dist-comm-report` still counts it as gradient traffic. Fewer than
-    `min-count` members are left alone. The first bucket of each kind in a
-    block holds at most `first-cap-bytes` (DDP's 1 MiB first bucket), so
-    that after `-dist-schedule-collectives` the last layer's gradients leave
-    while the rest of the backward computes.
+    all-gather bucket gathers `[p1 | p2 | ...]` from every rank, so member i
+    is column block i of the `[W, sum]` result. A bucket of gradient syncs
+    carries `dist.grad_of = [@p, ...]` so that `-dist-comm-report` still
+    counts it as gradient traffic. Fewer than `min-count` members are left
+    alone. The first bucket of each kind in a block holds at most
+    `first-cap-bytes` (DDP's 1 MiB first bucket), so that after
+    `-dist-schedule-collectives` the last layer's gradients leave while the
+    rest of the backward computes.
   }];
   let options = [
     Option<"capBytes", "cap-bytes", "int64_t", /*default=*/"26214400",
@@ -405,17 +494,28 @@ def DistScheduleCollectivesPass
     (its effects are on its future), stash ops keep their order per
     parameter, and an op with unknown effects stays ordered against every op
     with effects. Nothing is created or erased, so the rewrite is sound by
-    construction: a topological order of the same dependence graph. Runs
-    on any op (each block of its regions; a graph region such as a module's
-    body is left alone); the no_sync pipeline runs it on each `func.func`,
-    in parallel.
+    construction: a topological order of the same dependence graph.
+
+    Priorities: an op that feeds collectives (through any path) ranks by the
+    cheapest of them, the number of ops of the block that collective needs;
+    an op without results (a stash write, a release) goes as soon as it
+    can; every other op after the feeders, in block order; a wait only when
+    nothing else can go. So the collective that can leave first (the last
+    layer's gradient) does, with exactly the compute it needs.
+
+    Runs on any op (each block of its regions; a graph region such as a
+    module's body is left alone); the no_sync pipeline runs it on each
+    `func.func`, in parallel.
 
     `max-in-flight` bounds how many collectives of a block may be issued and
     not yet waited on; `max-gather-bytes-in-flight` bounds the bytes that
     issued, unwaited all_gathers will hold (FSDP's prefetch limit, Thunder's
     `limit_in_flight_allgathers` counted in bytes): a ZeRO-3 parameter is
     then gathered a bounded distance ahead of its use, not all at the start.
-    A collective is always allowed when nothing is in flight. 0: no limit.
+    A collective is always allowed when nothing is in flight; and when
+    nothing but held collectives can go (every wait in flight depends on
+    one), one is let go: the input had them in flight together. 0: no
+    limit.
   }];
   let options = [
     Option<"maxInFlight", "max-in-flight", "int64_t", /*default=*/"4",
@@ -444,6 +544,8 @@ def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
     separate forward function gets `reuse_only` gathers (it reuses what the
     window keeps, and keeps nothing itself, so a forward after the sync step
     or outside any window gathers fresh and leaves nothing behind): twice.
+    With K = 1 the sync step alone gathers once, reuses the gather in its
+    backward and releases it.
 
     A gather is rewritten when it is in the entry block of its function and
     gathers, along dim 0 on the parameter's group (`axes`), the argument tied
@@ -453,7 +555,9 @@ def DistKeepGatheredPass : Pass<"dist-keep-gathered", "::mlir::ModuleOp"> {
     variants gather it and, with the gathers of other functions, it is
     gathered at least twice per micro-batch (ZeRO-3). A parameter gathered
     once per micro-batch (ZeRO-2, whose backward reads the forward's
-    gathered value) is left as it is.
+    gathered value) is left as it is. A gather of a shard converted to the
+    parameter's `param_dtype` gathers no tied argument and is not kept
+    (`dist.gather_kept` holds the shards unconverted).
 
     The contract the option adds: the shards do not change inside a window
     (no optimizer step between its first micro-batch and its sync step), and
@@ -479,28 +583,41 @@ def DistCommReportPass : Pass<"dist-comm-report", "::mlir::ModuleOp"> {
     (W-1)/W for all-gather and reduce-scatter, x 2(W-1)/W for all-reduce).
     Collectives tagged `dist.grad_of` (by `-dist-expand-grad-sync`, or a
     bucket of them), `dist.grad_sync` and explicit gradient-sync chains a
-    function returns are counted as gradient traffic.
+    function returns are counted as gradient traffic; a `dist.grad_sync`
+    counts the collectives its expansion issues, in the parameter's reduce
+    type and, for a padded parameter (`unsharded_dim0`), with the padding
+    rows, which is what moves. A collective inside loops counts once per
+    iteration: its calls are the product of the loops' constant trip counts
+    (a loop without one: a warning, and one call).
 
     Per window of K micro-batches every function runs once per micro-batch.
     Always-sync runs all of it K times. For no_sync: when the module holds a
     function's no_sync variant (`@f` links to it by `dist.no_sync_variant`,
     as `-dist-grad-accumulation` writes it) the variant runs K-1 times and
     `@f` once;
-    otherwise the gradient traffic is counted once and the rest K times. The
-    two-round scheme of Thunder communicates the gradients once more (the
-    stash at the end of no_sync, then the last micro-batch's own sync),
-    through the stages the no_sync micro-batches skipped (none for a
-    `synced` stash, the replicate all-reduce for `shard`).
+    otherwise the gradient traffic is counted once and the rest K times. A
+    function that is a whole window (`dist.window`) runs once per window.
+    A collective in a `dist.epilogue` (a `dist.shard_sum`) runs once per
+    window under every schedule: its rows are marked `(epilogue)`, and
+    `per_window` in JSON. The two-round scheme of Thunder communicates the
+    gradients once more (the stash at the end of no_sync, then the last
+    micro-batch's own sync), through the stages the no_sync micro-batches
+    skipped (none for a `synced` stash, the replicate all-reduce for
+    `shard`).
 
-    The curve of stash memory against gradient traffic per window: from
-    every tied parameter at its smallest stash (`synced` for FSDP:
-    always-sync's traffic) to every one at `local`, `-dist-choose-stash`'s
-    best choice at 16 evenly spaced budgets, each line the stash bytes, the
-    gradient wire bytes per rank of a window (K times every tied sync, less
-    K-1 times what a no_sync micro-batch no longer sends) and how many
-    parameters are at `local`, `shard` and `synced`; the module's own point
-    (the point its stash ops say, else each parameter's `stash`, else
-    `local`) is marked `chosen`.
+    The curve of stash memory against gradient traffic per window: from every
+    tied parameter at its smallest stash (`synced` for FSDP: always-sync's
+    traffic) to every one at `local`, `-dist-choose-stash`'s best choice at 16
+    evenly spaced budgets, each line the stash bytes, the gradient wire bytes
+    per rank of a window (K times every tied sync, less K-1 times what a
+    no_sync micro-batch no longer sends) and how many parameters are at
+    `local`, `shard` and `synced`; the module's own point (the point its stash
+    ops say, else each parameter's `stash`, else `local`) is marked `chosen`,
+    and `chosen (below the curve)` when the solver saves more at its memory
+    (the report says how much). Traffic other than the tied parameters' syncs
+    (ZeRO-3 gathers, a logged loss) is the same at every point and stays out
+    of the curve. The JSON has the curve as `stash_curve`, or
+    `{"skipped": why}` without a tied parameter.
 
     The JSON also carries what a model of the step's time and memory reads
     off the module (bench/perf_model.py): `parameters` (each one's element
