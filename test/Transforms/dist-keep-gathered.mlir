@@ -316,3 +316,30 @@ func.func @unlinked_no_sync(%w: tensor<4x3xf32> {dist.param = @w}, %g: tensor<8x
   dist.stash_grad_for_fsdp %gg for @w : tensor<8x3xf32>
   return
 }
+
+// -----
+
+// A gather that converts the shards (param_dtype) is not kept, unexpanded
+// as expanded: a kept gather holds the shards as they are (it was turned
+// into a dist.gather_kept the verifier refuses).
+dist.mesh @world shape = [2]
+dist.parameter @w : tensor<4x8xf32> fully_sharded on @world param_dtype = bf16
+
+// CHECK-LABEL: func.func @converted(
+// CHECK-NOT: dist.gather_kept
+// CHECK-NOT: dist.release_kept
+// CHECK: return
+// CHECK-LABEL: func.func @converted_no_sync(
+// CHECK-NOT: dist.gather_kept
+// CHECK: return
+func.func @converted(%s: tensor<4x8xf32> {dist.param = @w}, %x: tensor<8x8xbf16>)
+    -> (tensor<4x8xf32> {dist.grad = @w}) {
+  %a = dist.synchronize %s on @world kind = fully_sharded
+      : tensor<4x8xf32> -> tensor<8x8xbf16>
+  %b = dist.synchronize %s on @world kind = fully_sharded
+      : tensor<4x8xf32> -> tensor<8x8xbf16>
+  %c = arith.addf %a, %b : tensor<8x8xbf16>
+  %d = arith.addf %c, %x : tensor<8x8xbf16>
+  %g = dist.grad_sync %d for @w : tensor<8x8xbf16> -> tensor<4x8xf32>
+  return %g : tensor<4x8xf32>
+}

@@ -76,8 +76,12 @@ std::optional<Gather> matchGather(Operation &op, func::FuncOp func,
   }
   if (auto sync = dyn_cast<SynchronizeOp>(op)) {
     // The verifier has checked a tied synchronize uses the declared group.
+    // A kept gather holds the shards as they are: one that converts them
+    // (param_dtype) is left alone, as its expanded form is.
     ParameterOp param =
-        sync.getKind() == SyncKind::FullySharded
+        sync.getKind() == SyncKind::FullySharded &&
+                getElementTypeOrSelf(sync.getResult().getType()) ==
+                    getElementTypeOrSelf(sync.getInput().getType())
             ? tiedShardedParameter(sync.getInput(), func, symbolTable)
             : nullptr;
     if (!param)
