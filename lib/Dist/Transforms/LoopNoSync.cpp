@@ -249,9 +249,12 @@ struct DistLoopNoSyncPass
         // keeps hsdp-partial's first stage in the loop.
         StashPoint point =
             hsdpPartial ? StashPoint::Shard : StashPoint::Local;
-        if (param)
-          point = getStashPoint(lookupParameter(loop, param, &symbols),
-                                hsdpPartial);
+        if (param) {
+          ParameterOp paramOp = lookupParameter(loop, param, &symbols);
+          if (!paramOp)
+            continue; // the verifier reports it
+          point = getStashPoint(paramOp, hsdpPartial);
+        }
         // At `synced` nothing moves: a loop adding the parameter's whole
         // sync to an accumulator from zeros is its window already, whatever
         // else reads each micro-batch's synced gradient.
