@@ -97,11 +97,23 @@ void loops(const int64_t extent[4], const int roles[], int numLoops,
   }
 }
 
+/// C = 0 element by element (DISTRT_MATMUL_OVERWRITE).
+template <typename T>
+void zero(int64_t batch, int64_t rows, int64_t cols, const MatmulOperand &c) {
+  T *pc = static_cast<T *>(const_cast<void *>(c.data));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        pc[n * c.batchStride + i * c.rowStride + j * c.colStride] = T(0);
+}
+
 /// The roles of `loopOrder` (dist_runtime.h), or false when it is not a
-/// permutation of row, col, depth and, with 4 loops, batch.
+/// permutation of row, col, depth and, with 4 loops, batch, with at most
+/// the DISTRT_MATMUL_OVERWRITE flag besides.
 bool decodeOrder(int64_t loopOrder, int roles[4], int &numLoops) {
   numLoops = int((loopOrder >> 16) & 0xf);
-  if ((numLoops != 3 && numLoops != 4) || (loopOrder >> 20) != 0 ||
+  if ((numLoops != 3 && numLoops != 4) ||
+      (loopOrder & ~int64_t(0x1fffff)) != 0 ||
       ((loopOrder & 0xffff) >> (4 * numLoops)) != 0)
     return false;
   // Without a batch loop its index stays 0.
@@ -116,28 +128,29 @@ bool decodeOrder(int64_t loopOrder, int roles[4], int &numLoops) {
 }
 
 #if DIST_RUNTIME_HAVE_CBLAS
-void gemm(float, bool ta, bool tb, int m, int n, int k, const void *a, int lda,
-          const void *b, int ldb, void *c, int ldc) {
+void gemm(float beta, bool ta, bool tb, int m, int n, int k, const void *a,
+          int lda, const void *b, int ldb, void *c, int ldc) {
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
               static_cast<const float *>(a), lda, static_cast<const float *>(b),
-              ldb, 1.0f, static_cast<float *>(c), ldc);
+              ldb, beta, static_cast<float *>(c), ldc);
 }
-void gemm(double, bool ta, bool tb, int m, int n, int k, const void *a, int lda,
-          const void *b, int ldb, void *c, int ldc) {
+void gemm(double beta, bool ta, bool tb, int m, int n, int k, const void *a,
+          int lda, const void *b, int ldb, void *c, int ldc) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0,
               static_cast<const double *>(a), lda,
-              static_cast<const double *>(b), ldb, 1.0,
+              static_cast<const double *>(b), ldb, beta,
               static_cast<double *>(c), ldc);
 }
 
-/// C += A * B by BLAS, batch by batch; false when the strides or sizes do
-/// not fit it (the caller runs the loops).
+/// C += A * B (C = A * B: `overwrite`, BLAS's beta = 0, which reads no C)
+/// by BLAS, batch by batch; false when the strides or sizes do not fit it
+/// (the caller runs the loops).
 template <typename T>
 bool blas(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
           const MatmulOperand &a, const MatmulOperand &b,
-          const MatmulOperand &c) {
+          const MatmulOperand &c, bool overwrite) {
   if (rows > INT_MAX || cols > INT_MAX || depth > INT_MAX)
     return false;
   std::optional<BlasView> va = blasView(rows, depth, a.rowStride, a.colStride);
@@ -150,10 +163,10 @@ bool blas(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
     const T *pb = static_cast<const T *>(b.data) + n * b.batchStride;
     T *pc = static_cast<T *>(const_cast<void *>(c.data)) + n * c.batchStride;
     if (!vc->transposed)
-      gemm(T(), va->transposed, vb->transposed, int(rows), int(cols),
+      gemm(T(overwrite ? 0 : 1), va->transposed, vb->transposed, int(rows), int(cols),
            int(depth), pa, int(va->ld), pb, int(vb->ld), pc, int(vc->ld));
     else // C^T = B^T A^T, row-major
-      gemm(T(), !vb->transposed, !va->transposed, int(cols), int(rows),
+      gemm(T(overwrite ? 0 : 1), !vb->transposed, !va->transposed, int(cols), int(rows),
            int(depth), pb, int(vb->ld), pa, int(va->ld), pc, int(vc->ld));
   }
   return true;
@@ -163,18 +176,26 @@ bool blas(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
 template <typename T>
 void run(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
          const MatmulOperand &a, const MatmulOperand &b, const MatmulOperand &c,
-         const int roles[], int numLoops) {
+         const int roles[], int numLoops, bool overwrite) {
+  if (depth == 0) { // C += an empty sum; C = 0 with overwrite
+    if (overwrite)
+      zero<T>(batch, rows, cols, c);
+    return;
+  }
   // BLAS may not write into its inputs; the loops define what an aliased
-  // linalg op computes.
+  // linalg op computes (with `overwrite`: C = 0 first, as the linalg.fill
+  // the flag replaced did).
   Extent ec = extentOf(c, batch, rows, cols, sizeof(T));
   bool aliased = overlaps(ec, extentOf(a, batch, rows, depth, sizeof(T))) ||
                  overlaps(ec, extentOf(b, batch, depth, cols, sizeof(T)));
 #if DIST_RUNTIME_HAVE_CBLAS
-  if (!aliased && blas<T>(batch, rows, cols, depth, a, b, c))
+  if (!aliased && blas<T>(batch, rows, cols, depth, a, b, c, overwrite))
     return;
 #else
   (void)aliased;
 #endif
+  if (overwrite)
+    zero<T>(batch, rows, cols, c);
   const int64_t extent[4] = {batch, rows, cols, depth};
   loops<T>(extent, roles, numLoops, a, b, c);
 }
@@ -209,16 +230,17 @@ distrt_status distrt::matmul(distrt_dtype dtype, int64_t batch, int64_t rows,
                     ", " + std::to_string(rows) + " x " +
                     std::to_string(depth) + " times " + std::to_string(depth) +
                     " x " + std::to_string(cols) + ")");
-  if (batch == 0 || rows == 0 || cols == 0 || depth == 0)
-    return DISTRT_OK; // C += an empty sum
-  if ((!a.data || !b.data || !c.data))
+  bool overwrite = (loopOrder & DISTRT_MATMUL_OVERWRITE) != 0;
+  if (batch == 0 || rows == 0 || cols == 0)
+    return DISTRT_OK; // no C
+  if (!c.data || (depth != 0 && (!a.data || !b.data)))
     return fail(DISTRT_ERR_INVALID, "distrt_matmul: null buffer");
   switch (dtype) {
   case DISTRT_F32:
-    run<float>(batch, rows, cols, depth, a, b, c, roles, numLoops);
+    run<float>(batch, rows, cols, depth, a, b, c, roles, numLoops, overwrite);
     return DISTRT_OK;
   case DISTRT_F64:
-    run<double>(batch, rows, cols, depth, a, b, c, roles, numLoops);
+    run<double>(batch, rows, cols, depth, a, b, c, roles, numLoops, overwrite);
     return DISTRT_OK;
   default:
     return fail(DISTRT_ERR_INVALID, "distrt_matmul: dtype " +

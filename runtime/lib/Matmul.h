@@ -14,7 +14,8 @@ struct MatmulOperand {
   int64_t batchStride, rowStride, colStride;
 };
 
-/// distrt_matmul: C[b] += A[b] * B[b], A of rows x depth, B of depth x cols,
+/// distrt_matmul: C[b] += A[b] * B[b] (= with DISTRT_MATMUL_OVERWRITE in
+/// `loopOrder`), A of rows x depth, B of depth x cols,
 /// the loops in `loopOrder` (dist_runtime.h) where BLAS cannot be used.
 distrt_status matmul(distrt_dtype dtype, int64_t batch, int64_t rows,
                      int64_t cols, int64_t depth, MatmulOperand a,

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -67,7 +68,7 @@ template <> distrt_dtype dtypeOf<double>() { return DISTRT_F64; }
 
 template <typename T>
 void checkCase(int64_t batch, int64_t m, int64_t n, int64_t k, Order oa,
-               Order ob, Order oc, std::mt19937 &rng) {
+               Order ob, Order oc, std::mt19937 &rng, bool overwrite = false) {
   Layout la = layoutOf(oa, batch, m, k), lb = layoutOf(ob, batch, k, n),
          lc = layoutOf(oc, batch, m, n);
   std::uniform_real_distribution<double> dist(-1, 1);
@@ -80,11 +81,20 @@ void checkCase(int64_t batch, int64_t m, int64_t n, int64_t k, Order oa,
   fill(a, la.extent);
   fill(b, lb.extent);
   fill(c, lc.extent);
+  // Overwritten, C's old values must not be read: NaN would show.
+  if (overwrite)
+    for (int64_t t = 0; t < batch; ++t)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          c[lc.offset + t * lc.sb + i * lc.sr + j * lc.sc] =
+              std::numeric_limits<T>::quiet_NaN();
   std::vector<T> before = c;
   ASSERT_EQ(distrt_matmul(dtypeOf<T>(), batch, m, n, k, a.data() + la.offset,
                           la.sb, la.sr, la.sc, b.data() + lb.offset, lb.sb,
                           lb.sr, lb.sc, c.data() + lc.offset, lc.sb, lc.sr,
-                          lc.sc, order(batch != 1)),
+                          lc.sc,
+                          order(batch != 1) |
+                              (overwrite ? DISTRT_MATMUL_OVERWRITE : 0)),
             DISTRT_OK);
   std::vector<bool> written(c.size(), false);
   double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
@@ -92,7 +102,8 @@ void checkCase(int64_t batch, int64_t m, int64_t n, int64_t k, Order oa,
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         int64_t at = lc.offset + t * lc.sb + i * lc.sr + j * lc.sc;
-        double sum = before[at], bound = std::fabs(before[at]);
+        double sum = overwrite ? 0.0 : double(before[at]),
+               bound = std::fabs(sum);
         for (int64_t p = 0; p < k; ++p) {
           double x = a[la.offset + t * la.sb + i * la.sr + p * la.sc];
           double y = b[lb.offset + t * lb.sb + p * lb.sr + j * lb.sc];
@@ -122,6 +133,22 @@ TEST(Matmul, EveryLayoutAndSize) {
           checkCase<float>(1, s[0], s[1], s[2], oa, ob, oc, rng);
           checkCase<double>(2, s[0], s[1], s[2], oa, ob, oc, rng);
         }
+}
+
+TEST(Matmul, OverwriteReadsNoOldC) {
+  // C = A * B with DISTRT_MATMUL_OVERWRITE (the lowering's fill of zero
+  // folded into the call): NaN in C must not survive, in BLAS's path and
+  // the loops' (the strides without a unit one), and nothing outside C is
+  // written; an empty depth sets C to zero.
+  std::mt19937 rng(11);
+  const Order orders[] = {Order::RowMajor, Order::ColMajor,
+                          Order::NoUnitStride};
+  for (Order oa : orders)
+    for (Order oc : orders) {
+      checkCase<float>(1, 17, 9, 5, oa, Order::RowMajor, oc, rng, true);
+      checkCase<double>(3, 4, 6, 7, Order::ColMajor, oa, oc, rng, true);
+      checkCase<float>(2, 3, 4, 0, oa, Order::RowMajor, oc, rng, true);
+    }
 }
 
 /// C is A, n x n: what each loop order of the linalg op computes (its
@@ -162,6 +189,14 @@ TEST(Matmul, AliasedOutputGetsTheOpsLoopOrder) {
     for (int64_t x = 0; x < n * n; ++x)
       ASSERT_EQ(a[x], expected[x])
           << "element " << x << ", loops " << roles[0] << roles[1] << roles[2];
+    // Overwritten: the fill of zero it stands for clears A (= C) first.
+    expected = aliasedReference(std::vector<double>(n * n, 0.0), b, n, roles);
+    a = a0;
+    ASSERT_EQ(distrt_matmul(DISTRT_F64, 1, n, n, n, a.data(), 0, n, 1, b.data(),
+                            0, n, 1, a.data(), 0, n, 1,
+                            loopOrder | DISTRT_MATMUL_OVERWRITE),
+              DISTRT_OK);
+    EXPECT_EQ(a, expected);
   } while (std::next_permutation(roles, roles + 3));
 }
 
@@ -193,10 +228,12 @@ TEST(Matmul, BadArgumentsAreErrors) {
   EXPECT_TRUE(lastError("negative size")) << distrt_last_error();
   EXPECT_EQ(call(DISTRT_F32, 1, 2, nullptr, order(false)), DISTRT_ERR_INVALID);
   // Loop orders: a role twice, a role out of range, no count, a batch
-  // loop missing with batch 2, bits past the count.
+  // loop missing with batch 2, bits past the count, a flag besides
+  // DISTRT_MATMUL_OVERWRITE.
   for (int64_t bad : {int64_t((3 << 16) | 0x111), int64_t((3 << 16) | 0x941),
                       int64_t(0x321), int64_t((5 << 16) | 0x3210),
-                      int64_t((3 << 16) | 0x1321), int64_t(-1)}) {
+                      int64_t((3 << 16) | 0x1321), int64_t(-1),
+                      int64_t((1 << 21) | (3 << 16) | 0x321)}) {
     EXPECT_EQ(call(DISTRT_F32, 1, 2, x, bad), DISTRT_ERR_INVALID) << bad;
     EXPECT_TRUE(lastError("loop order")) << distrt_last_error();
   }

@@ -114,6 +114,52 @@ func.func @named(%at: memref<16x8xf32>, %b: memref<16x4xf32>, %c: memref<8x4xf32
 
 // -----
 
+// A fill of +0.0 into C, the last op before the contraction that touches
+// memory (an allocation of another buffer and the pure ops between do not),
+// is folded into the call: DISTRT_MATMUL_OVERWRITE (bit 20) in the loop
+// order, 0x130321 = 1245985, and the fill is gone.
+// CHECK-LABEL: func.func @zero_fill_folded(
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ORDER:.*]] = arith.constant 1245985 : i64
+// CHECK: memref.alloc
+// CHECK: call @distrt_matmul({{.*}}, %[[ORDER]])
+// CHECK-NOT: linalg.fill
+func.func @zero_fill_folded(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>) -> memref<2xf32> {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x3xf32>)
+  %other = memref.alloc() : memref<2xf32>
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return %other : memref<2xf32>
+}
+
+// -----
+
+// Not folded, so C += A B after the fill as written: a fill of -0.0 or of
+// 1.0, a fill of another buffer, and a fill with a write of C between it
+// and the contraction. Every call accumulates (0x30321 = 197409).
+// CHECK-LABEL: func.func @fills_kept(
+// CHECK-NOT: 1245985
+// CHECK-COUNT-4: linalg.fill
+// CHECK-NOT: 1245985
+func.func @fills_kept(%a: memref<4x8xf32>, %b: memref<8x3xf32>, %c: memref<4x3xf32>, %d: memref<4x3xf32>) {
+  %nzero = arith.constant -0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %i = arith.constant 0 : index
+  linalg.fill ins(%nzero : f32) outs(%c : memref<4x3xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.fill ins(%one : f32) outs(%c : memref<4x3xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.fill ins(%zero : f32) outs(%d : memref<4x3xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x3xf32>)
+  memref.store %one, %c[%i, %i] : memref<4x3xf32>
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}
+
+// -----
+
 // Not contractions the kernel computes, left to the loops: f16, a body
 // with more than the multiply-add, a broadcast operand (A without m), a
 // diagonal (A indexed (k, k)), tensors (not yet bufferized), two reductions.
@@ -176,3 +222,4 @@ func.func @left_alone(%h: memref<4x4xf16>, %a: memref<4x4xf32>, %kv: memref<4xf3
   }
   return %r : tensor<4x4xf32>
 }
+

@@ -235,13 +235,17 @@ DISTRT_EXPORT int64_t distrt_kept_bytes(void);
  * loops in `loop_order`, which then also defines what an op whose C
  * overlaps an input computes: the roles of its loops, outermost first, one
  * per 4 bits from bit 0 (DISTRT_LOOP_BATCH, _ROW, _COL, _DEPTH), and their
- * count (3 or 4) in bits 16 to 19. Needs no distrt_init. */
+ * count (3 or 4) in bits 16 to 19. DISTRT_MATMUL_OVERWRITE in `loop_order`
+ * makes it C[n] = A[n] * B[n]: C is first set to zero, as a linalg.fill of
+ * zero before the op would (BLAS's beta = 0: C's old values are not read).
+ * Needs no distrt_init. */
 enum {
   DISTRT_LOOP_BATCH = 0,
   DISTRT_LOOP_ROW = 1,
   DISTRT_LOOP_COL = 2,
   DISTRT_LOOP_DEPTH = 3
 };
+#define DISTRT_MATMUL_OVERWRITE (INT64_C(1) << 20)
 DISTRT_EXPORT distrt_status distrt_matmul(
     distrt_dtype dtype, int64_t batch, int64_t rows, int64_t cols,
     int64_t depth, const void *a, int64_t a_batch_stride, int64_t a_row_stride,

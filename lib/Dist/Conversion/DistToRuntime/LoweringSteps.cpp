@@ -22,11 +22,13 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_DISTPREPAREENTRYPOINTSPASS
+#define GEN_PASS_DEF_DISTFILLPERWRITERPASS
 #define GEN_PASS_DEF_DISTSCFTOCONTROLFLOWLASTFIRSTPASS
 #define GEN_PASS_DEF_DISTKEEPFLOATROUNDINGPASS
 #define GEN_PASS_DEF_DISTFUSEELEMENTWISEKEEPCONTRACTIONSPASS
@@ -146,6 +148,43 @@ struct KeepFloatRoundingPass
       else if (auto trunc = dyn_cast<arith::TruncFOp>(op))
         op->removeAttr(trunc.getFastmathAttrName());
     });
+  }
+};
+
+/// One fill per op that writes into it (Passes.td): One-Shot Bufferize
+/// copied a shared fill's buffer for each writer.
+struct FillPerWriterPass
+    : public dist::impl::DistFillPerWriterPassBase<FillPerWriterPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::FillOp> shared;
+    getOperation()->walk([&](linalg::FillOp fill) {
+      if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+        shared.push_back(fill);
+    });
+    for (linalg::FillOp fill : shared) {
+      Value filled = fill->getResult(0);
+      SmallVector<OpOperand *> inits;
+      for (OpOperand &use : filled.getUses())
+        if (auto writer =
+                dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+            writer && writer.isDpsInit(&use))
+          inits.push_back(&use);
+      for (OpOperand *init : inits) {
+        OpBuilder b(init->getOwner());
+        IRMapping map;
+        Value dest = fill.getDpsInitOperand(0)->get();
+        if (auto empty = dest.getDefiningOp<tensor::EmptyOp>())
+          b.clone(*empty, map);
+        init->set(b.clone(*fill, map)->getResult(0));
+      }
+      if (filled.use_empty()) {
+        Value dest = fill.getDpsInitOperand(0)->get();
+        fill->erase();
+        if (Operation *empty = dest.getDefiningOp<tensor::EmptyOp>();
+            empty && empty->use_empty())
+          empty->erase();
+      }
+    }
   }
 };
 

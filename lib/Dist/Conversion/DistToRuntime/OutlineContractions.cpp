@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::dist {
 #define GEN_PASS_DEF_OUTLINECONTRACTIONSPASS
@@ -103,6 +105,31 @@ std::optional<Contraction> matchContraction(linalg::LinalgOp op) {
   return c;
 }
 
+/// The fill of +0.0 into `op`'s C that the call can stand for
+/// (DISTRT_MATMUL_OVERWRITE): the last op before `op` that touches memory
+/// other than by allocating, filling exactly C's buffer. -dist-fill-per-writer
+/// gives each contraction such a fill of its own.
+linalg::FillOp zeroFillOfC(linalg::LinalgOp op) {
+  Value c = op.getDpsInitOperand(0)->get();
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(prev)) {
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      if (llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
+            return isa<MemoryEffects::Allocate>(e.getEffect());
+          }))
+        continue;
+    }
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (!fill || !fill.hasPureBufferSemantics() ||
+        fill.getDpsInitOperand(0)->get() != c ||
+        !matchPattern(fill.value(), m_PosZeroFloat()))
+      return {};
+    return fill;
+  }
+  return {};
+}
+
 struct OutlineContractionsPass
     : public dist::impl::OutlineContractionsPassBase<OutlineContractionsPass> {
   void runOnOperation() override {
@@ -149,7 +176,14 @@ struct OutlineContractionsPass
         args.push_back(dim < 0 ? zero : i64(meta[i].getStrides()[dim]));
       }
     }
-    args.push_back(arith::ConstantIntOp::create(b, loc, c.loopOrder, 64));
+    // C's fill of zero, folded: BLAS's beta = 0 reads no C.
+    int64_t flags = 0;
+    if (linalg::FillOp fill = zeroFillOfC(op)) {
+      flags = DISTRT_MATMUL_OVERWRITE;
+      fill->erase();
+    }
+    args.push_back(
+        arith::ConstantIntOp::create(b, loc, c.loopOrder | flags, 64));
     ModuleOp module = getOperation();
     Value status =
         func::CallOp::create(b, loc,

@@ -33,6 +33,7 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   // scalar: otherwise each gradient shape got a global array of W. Leaves
   // contractions as they are, for BLAS (Passes.td).
   pm.addNestedPass<func::FuncOp>(createDistFuseElementwiseKeepContractionsPass());
+  pm.addNestedPass<func::FuncOp>(createDistFillPerWriterPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
