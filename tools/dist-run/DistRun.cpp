@@ -414,11 +414,13 @@ int main(int argc, char **argv) {
                            untied[m.index][r]))
                      expect(false, tag + ": " + *wrong);
                  for (size_t r = 0; r < out.size(); ++r)
-                   if (!results[r].param.empty())
+                   if (!results[r].param.empty()) {
+                     llvm::ArrayRef<float> g = out.values(r);
                      for (size_t j = 0; j < always[r].size(); ++j) {
-                       always[r][j] += out.values(r)[j];
-                       alwaysMagnitude[r][j] += std::fabs(out.values(r)[j]);
+                       always[r][j] += g[j];
+                       alwaysMagnitude[r][j] += std::fabs(g[j]);
                      }
+                   }
                }}))
         return callFailed(std::move(error));
     auto alwaysEnd = std::chrono::steady_clock::now();
