@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -158,15 +159,25 @@ bool blas(int64_t batch, int64_t rows, int64_t cols, int64_t depth,
   std::optional<BlasView> vc = blasView(rows, cols, c.rowStride, c.colStride);
   if (!va || !vb || !vc)
     return false;
+  // Overwriting, beta = 0 per batch is right only when the batches of C
+  // are apart: where they share elements (a batch stride of 0 or less
+  // than a matrix), each would wipe the sums the earlier ones wrote. Then
+  // C is zeroed and every batch accumulates, as the fill and the op did.
+  int64_t span = (rows - 1) * std::abs(c.rowStride) +
+                 (cols - 1) * std::abs(c.colStride) + 1;
+  bool apart = batch == 1 || std::abs(c.batchStride) >= span;
+  if (overwrite && !apart)
+    zero<T>(batch, rows, cols, c);
+  T beta = overwrite && apart ? T(0) : T(1);
   for (int64_t n = 0; n < batch; ++n) {
     const T *pa = static_cast<const T *>(a.data) + n * a.batchStride;
     const T *pb = static_cast<const T *>(b.data) + n * b.batchStride;
     T *pc = static_cast<T *>(const_cast<void *>(c.data)) + n * c.batchStride;
     if (!vc->transposed)
-      gemm(T(overwrite ? 0 : 1), va->transposed, vb->transposed, int(rows), int(cols),
+      gemm(beta, va->transposed, vb->transposed, int(rows), int(cols),
            int(depth), pa, int(va->ld), pb, int(vb->ld), pc, int(vc->ld));
     else // C^T = B^T A^T, row-major
-      gemm(T(overwrite ? 0 : 1), !vb->transposed, !va->transposed, int(cols), int(rows),
+      gemm(beta, !vb->transposed, !va->transposed, int(cols), int(rows),
            int(depth), pb, int(vb->ld), pa, int(va->ld), pc, int(vc->ld));
   }
   return true;

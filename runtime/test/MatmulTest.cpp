@@ -151,6 +151,38 @@ TEST(Matmul, OverwriteReadsNoOldC) {
     }
 }
 
+TEST(Matmul, OverwriteWithBatchesSharingC) {
+  // Batches of C that share elements (batch stride 0, or less than one
+  // matrix) all add into them: the fill of zero the flag stands for comes
+  // once, before every batch (found by an outside tester: each batch's
+  // beta = 0 kept only the last batch's product).
+  const int64_t batch = 3, m = 2, n = 2, k = 3;
+  std::vector<float> a(batch * m * k), b(batch * k * n);
+  for (size_t x = 0; x < a.size(); ++x)
+    a[x] = float(int(x % 7) - 3);
+  for (size_t x = 0; x < b.size(); ++x)
+    b[x] = float(int(x % 5) - 2);
+  for (int64_t cBatch : {int64_t(0), int64_t(2)}) {
+    // C holds (batch - 1) * cBatch + m * n elements; NaN first.
+    std::vector<float> c((batch - 1) * cBatch + m * n,
+                         std::numeric_limits<float>::quiet_NaN());
+    std::vector<double> expected(c.size(), 0.0);
+    for (int64_t t = 0; t < batch; ++t)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t p = 0; p < k; ++p)
+            expected[t * cBatch + i * n + j] +=
+                double(a[t * m * k + i * k + p]) * b[t * k * n + p * n + j];
+    ASSERT_EQ(distrt_matmul(DISTRT_F32, batch, m, n, k, a.data(), m * k, k, 1,
+                            b.data(), k * n, n, 1, c.data(), cBatch, n, 1,
+                            order(true) | DISTRT_MATMUL_OVERWRITE),
+              DISTRT_OK);
+    for (size_t x = 0; x < c.size(); ++x)
+      EXPECT_EQ(double(c[x]), expected[x]) << "batch stride " << cBatch
+                                           << ", element " << x;
+  }
+}
+
 /// C is A, n x n: what each loop order of the linalg op computes (its
 /// loops read A's already updated elements), written out here loop by loop.
 std::vector<double> aliasedReference(std::vector<double> a,
