@@ -7,13 +7,16 @@
 // pipeline (test/Conversion/convert-shard-to-dist.mlir). The input's bracket
 // nesting is checked before MLIR parses it (Dist/Support/InputGuard.h): the
 // parser would overflow its stack on deep nesting rather than report an
-// error. The parse and the passes run on a 512 MB stack besides. A crash
+// error. Bytecode holding dist IR of a dist bytecode version this build does
+// not read (or of none) is refused by name (Dist/IR/DistDialect.h). The
+// parse and the passes run on a 512 MB stack besides. A crash
 // prints LLVM's stack dump and bug-report banner (llvm::InitLLVM), as
 // mlir-opt's does; an output that cannot be written is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dist-c/Version.h"
+#include "Dist/IR/DistDialect.h"
 #include "Dist/InitDist.h"
 #include "Dist/Support/InputGuard.h"
 
@@ -37,7 +40,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "dist version " DIST_VERSION_STRING
-          " (built with LLVM/MLIR " DIST_MLIR_VERSION_STRING ")\n";
+          " (built with LLVM/MLIR " DIST_MLIR_VERSION_STRING
+          "; writes dist bytecode version "
+       << mlir::dist::DistDialect::kBytecodeVersion << ")\n";
   });
   mlir::registerAllPasses();
   mlir::dist::registerAllDistPasses();
@@ -60,7 +65,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!mlir::dist::checkNesting(*input, maxNesting) ||
-      !mlir::dist::checkParserCrashes(*input))
+      !mlir::dist::checkParserCrashes(*input) ||
+      !mlir::dist::checkBytecodeVersion(*input))
     return 1;
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &error);

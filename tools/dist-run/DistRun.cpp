@@ -152,7 +152,8 @@ int main(int argc, char **argv) {
   if (!buffer)
     return fail("cannot open '" + inputFile +
                 "': " + buffer.getError().message());
-  if (!dist::checkNesting(**buffer) || !dist::checkParserCrashes(**buffer))
+  if (!dist::checkNesting(**buffer) || !dist::checkParserCrashes(**buffer) ||
+      !dist::checkBytecodeVersion(**buffer))
     return 1;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = dist::runWithParserStack(

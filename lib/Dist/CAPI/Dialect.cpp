@@ -47,6 +47,10 @@ MlirModule mlirDistModuleCreateParse(MlirContext context, MlirStringRef source,
     emitError(locationOf(ctx, name, text, at)) << message;
     return MlirModule{nullptr};
   }
+  if (std::optional<std::string> refusal = dist::refuseBytecodeVersion(text)) {
+    emitError(locationOf(ctx, name, text, text.data())) << *refusal;
+    return MlirModule{nullptr};
+  }
   // On dist-opt's large stack, which the checks above are sized against.
   OwningOpRef<ModuleOp> module = dist::runWithParserStack([&] {
     return parseSourceString<ModuleOp>(text, ParserConfig(ctx), name);
