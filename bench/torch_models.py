@@ -26,6 +26,7 @@ Usage: /usr/bin/python3 bench/torch_models.py [--models gpt,llama] [--rounds 3]
 import argparse
 import json
 import contextlib
+import ctypes
 import os
 import re
 import socket
@@ -52,6 +53,16 @@ def _port():
         return s.getsockname()[1]
 
 
+def _heap_phase():
+    """bench/heap_peak.c's phase mark when it is preloaded (heap_models.py),
+    else a no-op."""
+    try:
+        mark = ctypes.CDLL(None).heap_peak_phase
+    except AttributeError:
+        return lambda label: None
+    return lambda label: mark(label.encode())
+
+
 def _torch_rank(rank, *args):
     gloo.run_rank(rank, _torch_rank_work, *args)
 
@@ -66,15 +77,18 @@ def _torch_rank_work(rank, port, path, windows, result):
     micro = r.default_micro_batch()
     batches = [[r.draw(micro, 0, w, k, rank) for k in range(K)] for w in range(windows)]
     times = {"no_sync": [], "always": []}
+    heap_phase = _heap_phase()
     for schedule in ("no_sync", "always"):
         for w in range(windows):
             dist.barrier()
+            heap_phase(schedule)
             start = time.perf_counter()
             for k in range(K):
                 skip = schedule == "no_sync" and k < K - 1
                 with (ddp.no_sync() if skip else contextlib.nullcontext()):
                     (r.loss(ddp, *batches[w][k]) / K).backward()
             t = torch.tensor([time.perf_counter() - start], dtype=torch.float64)
+            heap_phase("between")
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             for p in model.parameters():
                 p.grad = None

@@ -343,6 +343,7 @@ int main(int argc, char **argv) {
     std::optional<dist_step::Results> synced;
     Counts windowStart;
     int64_t keptBetween = 0; // most kept-gather bytes after a micro-step
+    markHeapPhase("no_sync");
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error error = dist_step::runWindow(
             *step, dist_step::Schedule::OneRound, calls,
@@ -376,6 +377,7 @@ int main(int argc, char **argv) {
              }}))
       return callFailed(std::move(error));
     auto end = std::chrono::steady_clock::now();
+    markHeapPhase("checks");
     expect(distrt_stash_bytes() == 0, tag + ": " +
                                           std::to_string(distrt_stash_bytes()) +
                                           " stash bytes after the window");

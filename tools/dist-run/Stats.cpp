@@ -6,6 +6,14 @@
 
 using namespace dist_run;
 
+// Defined by bench/heap_peak.c when it is preloaded; null otherwise.
+extern "C" void heap_peak_phase(const char *label) __attribute__((weak));
+
+void dist_run::markHeapPhase(const char *label) {
+  if (heap_peak_phase)
+    heap_peak_phase(label);
+}
+
 Counts::Counts() { distrt_check(distrt_get_stats(&s)); }
 
 void dist_run::printNoSyncWindow(const std::string &tag, const Counts &start,

@@ -23,6 +23,11 @@ struct Counts {
 void printNoSyncWindow(const std::string &tag, const Counts &start,
                        const Counts &end, int64_t keptBetween);
 
+/// Marks the start of a phase named `label` for bench/heap_peak.c (an
+/// LD_PRELOAD heap tracker; bench/README.md section 12) when it is loaded,
+/// and does nothing otherwise.
+void markHeapPhase(const char *label);
+
 } // namespace dist_run
 
 #endif // DIST_TOOLS_DIST_RUN_STATS_H

@@ -57,6 +57,8 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   // Contractions to the runtime's BLAS-backed kernel, the rest to loops.
   if (options.blas)
     pm.addPass(createOutlineContractionsPass());
+  // Each buffer freed after its last use, not at the step's end.
+  pm.addNestedPass<func::FuncOp>(createDistFreeAfterLastUsePass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createDistSCFToControlFlowLastFirstPass());
   // Views (memref.subview of a returned slice) as plain pointer arithmetic.
