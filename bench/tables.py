@@ -108,6 +108,20 @@ def torch_models(data):
     return _table(header, rows)
 
 
+def heap_models(data):
+    header = ["model", "side", "live at window start", "peak", "growth per window",
+              "first window's growth", "growth / PyTorch's"]
+    mib = lambda n: "%.1f MiB" % (n / 2**20)
+    rows = []
+    for r in data:
+        for side, label in (("dist", "dist"), ("torch", "PyTorch DDP")):
+            v = r[side]
+            rows.append([MODEL_NAMES.get(r["model"], r["model"]), label, mib(v["live_at_start"]),
+                         mib(v["peak"]), mib(v["growth"]), mib(v["first_growth"]),
+                         "%.2fx" % r["dist_over_torch_growth"] if side == "dist" else ""])
+    return _table(header, rows)
+
+
 def _pct(x):
     return "%+.1f%%" % (100 * x)
 
@@ -305,6 +319,7 @@ TABLES = {
     "memory": ("step_throughput.json", memory),
     "runtime_vs_mpi": ("runtime_vs_mpi.json", runtime_vs_mpi),
     "torch_models": ("torch_models.json", torch_models),
+    "heap_models": ("heap_models.json", heap_models),
     "compile_time": ("compile_time.json", compile_time),
     "compile_time_exponents": ("compile_time.json", compile_time_exponents),
     "keep_gathered": ("keep_gathered.json", keep_gathered),

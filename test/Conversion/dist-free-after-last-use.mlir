@@ -69,8 +69,18 @@ func.func @through_a_loop(%out: memref<f32>) {
 
 // -----
 
-// Kept where it is: a buffer a non-blocking collective was given (its wait
-// reaches it through the handle, in memory).
+// A buffer a non-blocking collective is given is in use until the wait on
+// its handle, which the call writes into a slot: the dealloc goes after the
+// wait, not after the call. When a pointer the call is given does not come
+// from a buffer of the function (@kept's arguments), the dealloc stays.
+// CHECK-LABEL: func.func @after_the_wait
+// CHECK: call @distrt_all_reduce_async
+// CHECK: memref.load
+// CHECK: call @distrt_wait
+// CHECK-NEXT: memref.dealloc %{{.*}} : memref<8xf32>
+// CHECK-NEXT: memref.dealloc %{{.*}} : memref<8xf32>
+// CHECK-NEXT: %[[BIG:.*]] = memref.alloc() : memref<1024xf32>
+// REMARK: Function=after_the_wait | deallocs-kept=0, deallocs-moved=2
 // CHECK-LABEL: func.func @kept
 // CHECK: call @distrt_all_reduce_async
 // CHECK: call @distrt_wait
@@ -78,6 +88,34 @@ func.func @through_a_loop(%out: memref<f32>) {
 // REMARK: Function=kept | deallocs-kept=1, deallocs-moved=0
 func.func private @distrt_all_reduce_async(i64, !llvm.ptr, !llvm.ptr, i64, i32, i32, !llvm.ptr) -> i32
 func.func private @distrt_wait(i64) -> i32
+func.func @after_the_wait(%zero: f32) {
+  %c = arith.constant 0 : i64
+  %n = arith.constant 8 : i64
+  %d = arith.constant 0 : i32
+  %send = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%send : memref<8xf32>)
+  %recv = memref.alloc() : memref<8xf32>
+  %slot = memref.alloca() : memref<i64>
+  %ps = memref.extract_aligned_pointer_as_index %send : memref<8xf32> -> index
+  %psi = arith.index_cast %ps : index to i64
+  %sp = llvm.inttoptr %psi : i64 to !llvm.ptr
+  %pr = memref.extract_aligned_pointer_as_index %recv : memref<8xf32> -> index
+  %pri = arith.index_cast %pr : index to i64
+  %rp = llvm.inttoptr %pri : i64 to !llvm.ptr
+  %pslot = memref.extract_aligned_pointer_as_index %slot : memref<i64> -> index
+  %pslot_i = arith.index_cast %pslot : index to i64
+  %slotp = llvm.inttoptr %pslot_i : i64 to !llvm.ptr
+  %s = call @distrt_all_reduce_async(%c, %sp, %rp, %n, %d, %d, %slotp) : (i64, !llvm.ptr, !llvm.ptr, i64, i32, i32, !llvm.ptr) -> i32
+  %h = memref.load %slot[] : memref<i64>
+  %w = call @distrt_wait(%h) : (i64) -> i32
+  %big = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%zero : f32) outs(%big : memref<1024xf32>)
+  memref.dealloc %big : memref<1024xf32>
+  memref.dealloc %recv : memref<8xf32>
+  memref.dealloc %send : memref<8xf32>
+  return
+}
+
 func.func @kept(%send: !llvm.ptr, %slot: !llvm.ptr, %h: i64) {
   %c = arith.constant 0 : i64
   %n = arith.constant 8 : i64

@@ -289,12 +289,15 @@ def DistFreeAfterLastUsePass
     computed from the buffer: its views, the pointers handed to the runtime,
     values loaded from it, and the results of every op (or enclosing loop)
     that uses one of these; a use nested in a region counts at its
-    ancestor in the block. The dealloc stays where it is when such a value
-    reaches the block's terminator (it leaves the block), or a runtime call
-    that keeps the pointer after it returns (`distrt_*_async`: the
-    collective's wait reaches the buffer through the handle, in memory,
-    not through a value). Reported as the analysis remark counts
-    `deallocs-moved` and `deallocs-kept`.
+    ancestor in the block. A non-blocking collective (`distrt_*_async`)
+    keeps the pointers it is given until its wait, which reaches them
+    through the handle the call writes into a slot, in memory: a buffer
+    handed to one is in use wherever any of the call's buffers is, the
+    handle's slot among them, and so up to the wait that loads the handle.
+    The dealloc stays where it is when such a value reaches the block's
+    terminator (it leaves the block) or a collective's pointer does not
+    come from a buffer in the function. Reported as the analysis remark
+    counts `deallocs-moved` and `deallocs-kept`.
 
     Example:
     ```mlir
