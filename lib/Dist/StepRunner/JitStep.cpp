@@ -140,6 +140,14 @@ llvm::Expected<Step> dist_step::jitStep(ModuleOp module,
   // The C interfaces, by the names invokePacked takes (it adds the _mlir_
   // of the packed wrapper ExecutionEngine makes of every function).
   std::string functions[2] = {variant, entry};
+  // Compiled here, not at the first call: ORC compiles the module when a
+  // symbol of it is first looked up, which put the compiler's time and
+  // memory into the first micro-step.
+  for (const std::string &function : functions)
+    if (auto found = (*engine)->lookupPacked("_mlir_ciface_" + function);
+        !found)
+      return error("JIT: @" + function + ": " +
+                   llvm::toString(found.takeError()));
   return Step(std::move(signature),
               [engine = std::move(*engine),
                functions](Variant variant,
