@@ -11,6 +11,8 @@
  *===----------------------------------------------------------------------===*/
 
 #define _GNU_SOURCE
+#include "preload_out.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +37,7 @@ static double now(void) {
 }
 
 static void dump(void) {
-  const char *prefix = getenv("BLAS_CALLS_OUT");
-  if (!prefix)
-    return;
-  char path[512];
-  snprintf(path, sizeof path, "%s.%d", prefix, (int)getpid());
-  FILE *f = fopen(path, "w");
+  FILE *f = openPreloadOut("BLAS_CALLS_OUT");
   if (!f)
     return;
   for (int i = 0; i < numEntries; ++i)

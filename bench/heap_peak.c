@@ -18,6 +18,8 @@
  *===----------------------------------------------------------------------===*/
 
 #define _GNU_SOURCE
+#include "preload_out.h"
+
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -101,12 +103,7 @@ static int numPhases, current = -1;
 static long currentStart;
 
 static void dump(void) {
-  const char *prefix = getenv("HEAP_PEAK_OUT");
-  if (!prefix)
-    return;
-  char path[512];
-  snprintf(path, sizeof path, "%s.%d", prefix, (int)getpid());
-  FILE *f = fopen(path, "w");
+  FILE *f = openPreloadOut("HEAP_PEAK_OUT");
   if (!f)
     return;
   for (int i = 0; i < numPhases; ++i)
