@@ -281,23 +281,35 @@ def DistFreeAfterLastUsePass
     become loops. Ownership-based buffer deallocation frees what a block
     allocates at the block's end, so in a step (one block) every
     activation, gradient and temporary lived until the step returned: the
-    PyTorch front door's GPT grew its heap by 265 MiB in a no_sync window
-    against PyTorch DDP's 53 MiB (bench/heap_models.py).
+    PyTorch front door's GPT grew its heap by 186 MiB in a no_sync window,
+    65 MiB with this pass, against PyTorch DDP's 53 MiB
+    (bench/heap_models.py).
 
     A `memref.dealloc` of a `memref.alloc` in the same block moves to just
     after the buffer's last use in that block. A use is any use of a value
     computed from the buffer: its views, the pointers handed to the runtime,
-    values loaded from it, and the results of every op (or enclosing loop)
-    that uses one of these; a use nested in a region counts at its
-    ancestor in the block. A non-blocking collective (`distrt_*_async`)
-    keeps the pointers it is given until its wait, which reaches them
-    through the handle the call writes into a slot, in memory: a buffer
-    handed to one is in use wherever any of the call's buffers is, the
-    handle's slot among them, and so up to the wait that loads the handle.
-    The dealloc stays where it is when such a value reaches the block's
-    terminator (it leaves the block) or a collective's pointer does not
-    come from a buffer in the function. Reported as the analysis remark
-    counts `deallocs-moved` and `deallocs-kept`.
+    values loaded from it, the results of every op (or enclosing loop) that
+    uses one of these and the arguments of its regions and successors; a
+    use nested in a region counts at its ancestor in the block. An op that
+    writes a value that may be an address (an integer, index or pointer, or
+    a buffer stored as a value) into a buffer makes that buffer followed
+    too. A non-blocking collective (`distrt_*_async`) keeps the pointers it
+    is given until its wait, which reaches them through the handle the call
+    writes into the slot its last argument points to: that slot, a local
+    `memref.alloc` or `memref.alloca` (or a view of one), is followed, and
+    so the wait that loads the handle is a use.
+
+    The analysis sees through the ops a lowered step computes with (the
+    arith, math, scf, cf, linalg, memref, affine, vector and index
+    dialects, `llvm.inttoptr` and `llvm.ptrtoint`) and the runtime's
+    `distrt_*` functions called with `func.call`. The dealloc stays where it
+    is when a value computed from the buffer reaches any other op (a call of
+    another function or through `llvm.call`, a DMA, another dialect), the
+    block's terminator, or a write into a buffer that is not a local
+    allocation, or when a collective's slot is not one. Reported as the
+    analysis remark counts `deallocs-moved` and `deallocs-kept`; the
+    decisions are made first and the deallocs moved after, in time linear
+    in the uses followed (0.3 s for a step of 8,000 collectives).
 
     Example:
     ```mlir
