@@ -165,3 +165,27 @@ func.func @dma(%dst: memref<11xf32, 1>) {
   memref.dealloc %a : memref<11xf32>
   return
 }
+
+// -----
+
+// A function of the module's own under a runtime name (it has a body: it
+// may keep the pointer) is no runtime call: the dealloc stays.
+// CHECK-LABEL: func.func @own_distrt
+// CHECK: call @distrt_check
+// CHECK-NOT: memref.dealloc %{{.*}} : memref<8xf32>
+// CHECK: memref.dealloc %{{.*}} : memref<1024xf32>
+// CHECK-NEXT: memref.dealloc %{{.*}} : memref<8xf32>
+func.func @distrt_check(%i: i32) {
+  return
+}
+func.func @own_distrt(%z: f32) {
+  %a = memref.alloc() : memref<8xf32>
+  %p = memref.extract_aligned_pointer_as_index %a : memref<8xf32> -> index
+  %i = arith.index_cast %p : index to i32
+  call @distrt_check(%i) : (i32) -> ()
+  %big = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%z : f32) outs(%big : memref<1024xf32>)
+  memref.dealloc %a : memref<8xf32>
+  memref.dealloc %big : memref<1024xf32>
+  return
+}

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/Passes.h"
+#include "Dist/Conversion/RuntimeApi.h"
 #include "Dist/Remarks/Remarks.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -51,8 +52,13 @@ enum class UseKind {
 
 UseKind useKind(Operation *op) {
   if (auto call = dyn_cast<func::CallOp>(op)) {
+    // A declaration of an entry point of dist_runtime.h, not a function of
+    // the module's that happens to use the runtime's prefix.
     StringRef callee = call.getCallee();
-    if (!callee.starts_with("distrt_"))
+    auto decl = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        op, call.getCalleeAttr());
+    if (!dist::getRuntimeSignature(op->getContext(), callee) || !decl ||
+        !decl.isExternal())
       return UseKind::Unknown;
     return callee.ends_with("_async") ? UseKind::UntilWait : UseKind::During;
   }
