@@ -2,10 +2,23 @@
 
 dist.mesh @world shape = [2]
 
-func.func @future_escapes(%x: tensor<4xf32>) -> !dist.future<tensor<4xf32>> {
+func.func @future_escapes(%x: memref<4xf32>) -> !dist.future<memref<4xf32>> {
   // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: its future must be waited on exactly once, in the same block}}
+  %f = dist.all_reduce %x on @world reduction = sum : memref<4xf32>
+  return %f : !dist.future<memref<4xf32>>
+}
+
+// -----
+
+// The conversion takes the buffer form (test/Dialect/Dist/bufferize.mlir).
+dist.mesh @world shape = [2]
+
+func.func @tensor_form(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dist.all_reduce' op must be bufferized before -convert-dist-to-runtime (run one-shot-bufferize: dist ops implement BufferizableOpInterface)}}
   %f = dist.all_reduce %x on @world reduction = sum : tensor<4xf32>
-  return %f : !dist.future<tensor<4xf32>>
+  // expected-error @+1 {{'dist.wait' op must be bufferized before -convert-dist-to-runtime}}
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
 }
 
 // -----
@@ -20,21 +33,21 @@ func.func @not_expanded(%x: tensor<4xf32>) -> tensor<8xf32> {
 
 // -----
 
-func.func @wait_on_argument(%f: !dist.future<tensor<4xf32>>) -> tensor<4xf32> {
+func.func @wait_on_argument(%f: !dist.future<memref<4xf32>>) -> memref<4xf32> {
   // expected-error @+1 {{'dist.wait' op cannot be lowered to the runtime: its future does not come from a collective in this block}}
-  %r = dist.wait %f : !dist.future<tensor<4xf32>>
-  return %r : tensor<4xf32>
+  %r = dist.wait %f : !dist.future<memref<4xf32>>
+  return %r : memref<4xf32>
 }
 
 // -----
 
 dist.mesh @world shape = [2]
 
-func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: dynamic shapes are not supported yet}}
-  %f = dist.all_reduce %x on @world reduction = sum : tensor<?xf32>
-  %r = dist.wait %f : !dist.future<tensor<?xf32>>
-  return %r : tensor<?xf32>
+func.func @element_type(%x: memref<4xf8E4M3FN>) -> memref<4xf8E4M3FN> {
+  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: element type 'f8E4M3FN' is not f32, f64, f16, bf16, i32 or i64}}
+  %f = dist.all_reduce %x on @world reduction = sum : memref<4xf8E4M3FN>
+  %r = dist.wait %f : !dist.future<memref<4xf8E4M3FN>>
+  return %r : memref<4xf8E4M3FN>
 }
 
 // -----
@@ -61,10 +74,10 @@ func.func @distrt_wait(%h: i64) -> i32 {
   return %c : i32
 }
 
-func.func @user_defines_wait(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %f = dist.all_reduce %x on @world reduction = sum : tensor<4xf32>
-  %r = dist.wait %f : !dist.future<tensor<4xf32>>
-  return %r : tensor<4xf32>
+func.func @user_defines_wait(%x: memref<4xf32>) -> memref<4xf32> {
+  %f = dist.all_reduce %x on @world reduction = sum : memref<4xf32>
+  %r = dist.wait %f : !dist.future<memref<4xf32>>
+  return %r : memref<4xf32>
 }
 
 // -----

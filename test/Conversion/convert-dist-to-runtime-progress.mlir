@@ -1,4 +1,6 @@
-// RUN: dist-opt %s -split-input-file -convert-dist-to-runtime | FileCheck %s
+// The conversion takes the buffer form: elementwise ops on tensors become
+// linalg ops, as -dist-lower-to-llvm makes them, and then bufferize.
+// RUN: dist-opt %s -split-input-file -convert-elementwise-to-linalg -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops" -convert-dist-to-runtime | FileCheck %s
 // The calls survive the whole lowering.
 // RUN: dist-opt %s -split-input-file --dist-lower-to-llvm | FileCheck %s --check-prefix=LLVM
 
@@ -17,10 +19,13 @@ func.func private @work(tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NOT: distrt_progress
 // CHECK: linalg.generic
 // CHECK: linalg.yield
-// CHECK-NEXT: } -> tensor<4xf32>
+// CHECK-NEXT: }
 // CHECK-NEXT: %[[P1:.*]] = call @distrt_progress() : () -> i32
 // CHECK-NEXT: call @distrt_check(%[[P1]])
-// CHECK-NEXT: %[[M:.*]] = arith.mulf
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[M:.*]] : memref<4xf32>)
+// CHECK: arith.mulf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: %[[P2:.*]] = call @distrt_progress()
 // CHECK-NEXT: call @distrt_check(%[[P2]])
 // CHECK-NEXT: call @work(%[[M]])
@@ -39,7 +44,10 @@ func.func private @work(tensor<4xf32>) -> tensor<4xf32>
 // CHECK: return
 // LLVM-LABEL: llvm.func @between
 // LLVM: llvm.call @distrt_all_reduce_async
-// LLVM-COUNT-4: llvm.call @distrt_progress()
+// The whole lowering fuses the linalg.generic and the mulf into one loop
+// (-dist-fuse-elementwise-keep-contractions) before the calls are placed.
+// LLVM-COUNT-3: llvm.call @distrt_progress()
+// LLVM-NOT: llvm.call @distrt_progress()
 // LLVM: llvm.call @distrt_wait_send
 func.func @between(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %f = dist.all_reduce %x on @line reduction = sum : tensor<4xf32>
@@ -103,12 +111,16 @@ dist.mesh @line shape = [2]
 // CHECK: call @distrt_all_reduce_async
 // CHECK: call @distrt_reduce_scatter_async
 // CHECK: arith.mulf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: call @distrt_progress()
 // CHECK-NEXT: call @distrt_check
 // CHECK-NOT: distrt_progress
 // CHECK: call @distrt_wait_send
 // CHECK-NOT: distrt_progress
 // CHECK: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: call @distrt_progress()
 // CHECK-NEXT: call @distrt_check
 // CHECK-NOT: distrt_progress
@@ -139,6 +151,8 @@ dist.mesh @line shape = [2]
 // CHECK: scf.for
 // CHECK: call @distrt_all_reduce_async
 // CHECK: arith.mulf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
 // CHECK-NEXT: call @distrt_progress()
 // CHECK-NEXT: call @distrt_check
 // CHECK-NOT: distrt_progress

@@ -2,7 +2,7 @@
 // shard-partition leaves it, converted op by op.
 // RUN: dist-opt %s -split-input-file -convert-shard-to-dist | FileCheck %s --implicit-check-not=shard.
 // The output is dist the verifier and the lowering accept.
-// RUN: dist-opt %s -split-input-file -convert-shard-to-dist -convert-dist-to-runtime -o /dev/null
+// RUN: dist-opt %s -split-input-file -convert-shard-to-dist --dist-lower-to-llvm -o /dev/null
 
 // The upstream passes and ours in one dist-opt invocation: a data-parallel
 // MLP step annotated for shard (batch split, parameters replicated) through

@@ -10,7 +10,7 @@
 // Before the fix `g = w * x` was computed in place, outs(%arg0), and the
 // caller's parameter was overwritten with its gradient.
 // BUF-LABEL: func.func @step(
-// BUF-SAME: %[[W:[a-z0-9]+]]: memref<4xf32>, %[[X:[a-z0-9]+]]: memref<4xf32>)
+// BUF-SAME: %[[W:[a-z0-9]+]]: memref<4xf32> {dist.param = @w}, %[[X:[a-z0-9]+]]: memref<4xf32>)
 // BUF-NOT: outs(%[[W]]
 // BUF-NOT: outs(%[[X]]
 // BUF: %[[G:.*]] = memref.alloc()

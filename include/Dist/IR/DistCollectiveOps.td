@@ -17,14 +17,14 @@
 class Dist_CollectiveOp<string mnemonic, string kind, string dim,
                         string reduction, list<Trait> traits = []>
     : Dist_Op<mnemonic, !listconcat(traits, [
-        Dist_CommEffects,
+        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
         Dist_ProcessGroupOpInterface,
         Dist_CollectiveOpInterface,
         OpAsmOpInterface])> {
   dag groupArgs = (ins FlatSymbolRefAttr:$mesh,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes);
-  let results = (outs Dist_TensorFuture:$result);
+  let results = (outs Dist_DataFuture:$result);
   let extraClassDeclaration = [{
     static constexpr ::mlir::dist::CollectiveKind kCollectiveKind =
         ::mlir::dist::CollectiveKind::}] # kind # [{;
@@ -61,7 +61,7 @@ def Dist_AllGatherOp : Dist_CollectiveOp<"all_gather", "AllGather",
     %full = dist.wait %f : !dist.future<tensor<16x12xf32>>
     ```
   }];
-  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+  let arguments = !con((ins Dist_TensorOrBuffer:$input), groupArgs,
                        (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$gather_axis));
   let assemblyFormat = [{
     $input `on` $mesh (`axes` `=` $axes^)? `gather_axis` `=` $gather_axis
@@ -98,7 +98,7 @@ def Dist_ReduceScatterOp : Dist_CollectiveOp<"reduce_scatter", "ReduceScatter",
     %shard = dist.wait %f : !dist.future<tensor<8x12xf32>>
     ```
   }];
-  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+  let arguments = !con((ins Dist_TensorOrBuffer:$input), groupArgs,
                        (ins Dist_ReductionKind:$reduction,
                             ConfinedAttr<I64Attr, [IntNonNegative]>:$scatter_axis));
   let assemblyFormat = [{
@@ -138,9 +138,12 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", "AllReduce", "0",
     dist.mesh @world shape = [4]
     %f = dist.all_reduce %g on @world reduction = sum : tensor<16xf32>
     %r = dist.wait %f : !dist.future<tensor<16xf32>>
+    // Bufferized:
+    %g = dist.all_reduce %buf on @world reduction = sum : memref<16xf32>
+    %m = dist.wait %g : !dist.future<memref<16xf32>>
     ```
   }];
-  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+  let arguments = !con((ins Dist_TensorOrBuffer:$input), groupArgs,
                        (ins Dist_ReductionKind:$reduction));
   let assemblyFormat = [{
     $input `on` $mesh (`axes` `=` $axes^)? `reduction` `=` $reduction
@@ -160,6 +163,7 @@ def Dist_AllReduceOp : Dist_CollectiveOp<"all_reduce", "AllReduce", "0",
 
 def Dist_WaitOp : Dist_Op<"wait", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     TypesMatchWith<"result is the future's payload", "future", "result",
         "::llvm::cast<::mlir::dist::FutureType>($_self).getValueType()">]> {
   let summary = "wait for a collective to complete and take its result";
@@ -172,18 +176,24 @@ def Dist_WaitOp : Dist_Op<"wait", [
     `-dist-schedule-collectives` uses to overlap communication and compute.
 
     A collective over a group of one rank and its wait (the wait being its
-    future's only use) canonicalize to the collective's input.
+    future's only use) canonicalize to the collective's input (tensor form
+    only: a buffer form's wait returns a buffer of its own).
+
+    Buffer form (docs/Design.md, "Bufferization"): after One-Shot Bufferize
+    a collective reads a buffer until its wait, and the wait returns a new
+    buffer that its caller owns and frees.
 
     Example:
 
     ```mlir
     %r = dist.wait %f : !dist.future<tensor<16xf32>>
+    // Bufferized:
+    %g = dist.all_reduce %buf on @world reduction = sum : memref<16xf32>
+    %m = dist.wait %g : !dist.future<memref<16xf32>>
     ```
   }];
-  let arguments = (ins Arg<Dist_TensorFuture, "the future to complete",
-                           [MemRead<Dist_FutureResource>,
-                            MemWrite<Dist_FutureResource>]>:$future);
-  let results = (outs AnyRankedTensor:$result);
+  let arguments = (ins Dist_DataFuture:$future);
+  let results = (outs Dist_TensorOrBuffer:$result);
   let assemblyFormat = "$future attr-dict `:` qualified(type($future))";
   let hasCanonicalizer = 1;
   let builders = [

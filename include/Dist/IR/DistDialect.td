@@ -134,6 +134,8 @@ def Dist_Dialect : Dialect {
     // Defined beside their interfaces: DistBytecode.cpp, DistInlining.cpp.
     void addBytecodeInterface();
     void addInlinerInterface();
+    // BufferizableOpInterface of the ops with a buffer form (BufferForms.cpp).
+    void attachBufferizationModels();
   }];
 }
 

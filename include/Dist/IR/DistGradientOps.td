@@ -67,7 +67,7 @@ def Dist_GradSyncOp : Dist_Op<"grad_sync", [
     %s = dist.grad_sync %g for @w : tensor<16x12xf32> -> tensor<8x12xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$grad, FlatSymbolRefAttr:$param,
+  let arguments = (ins Dist_TensorOrBuffer:$grad, FlatSymbolRefAttr:$param,
       DefaultValuedAttr<Dist_GradSyncPhase, "::mlir::dist::GradSyncPhase::Full">:$phase,
       DefaultValuedAttr<Dist_GradSyncScale, "::mlir::dist::GradSyncScale::Mean">:$scale);
   let results = (outs AnyRankedTensor:$result);
@@ -92,7 +92,7 @@ def Dist_GradSyncOp : Dist_Op<"grad_sync", [
 //===----------------------------------------------------------------------===//
 
 def Dist_StashGradOp : Dist_Op<"stash_grad_for_fsdp", [
-    Dist_StashEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "add a gradient into the parameter's persistent stash";
   let description = [{
     Adds `grad` element-wise into the persistent stash buffer of `param`,
@@ -124,7 +124,7 @@ def Dist_StashGradOp : Dist_Op<"stash_grad_for_fsdp", [
     dist.stash_grad_for_fsdp %s for @"fc2.weight" at shard : tensor<4x16xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$grad, FlatSymbolRefAttr:$param,
+  let arguments = (ins Dist_TensorOrBuffer:$grad, FlatSymbolRefAttr:$param,
                    DefaultValuedAttr<Dist_StashPoint,
                                      "::mlir::dist::StashPoint::Local">:$point);
   let assemblyFormat =
@@ -133,7 +133,7 @@ def Dist_StashGradOp : Dist_Op<"stash_grad_for_fsdp", [
 
 def Dist_TakeStashOp : Dist_Op<"take_stash", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
-    Dist_StashEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "read a parameter's stash and release it";
   let description = [{
     Yields the gradient accumulated in the stash of `param` since it was last
@@ -155,7 +155,7 @@ def Dist_TakeStashOp : Dist_Op<"take_stash", [
   let arguments = (ins FlatSymbolRefAttr:$param,
                    DefaultValuedAttr<Dist_StashPoint,
                                      "::mlir::dist::StashPoint::Local">:$point);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Dist_TensorOrBuffer:$result);
   let assemblyFormat =
       "$param (`at` $point^)? attr-dict `:` qualified(type($result))";
 }
@@ -166,7 +166,8 @@ def Dist_TakeStashOp : Dist_Op<"take_stash", [
 
 def Dist_GatherKeptOp : Dist_Op<"gather_kept", [
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
-    Dist_CommKeptEffects, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "gather a sharded parameter once per accumulation window";
   let description = [{
     Yields the gathered (unsharded) value of the `fully_sharded` parameter
@@ -213,9 +214,9 @@ def Dist_GatherKeptOp : Dist_Op<"gather_kept", [
     }
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$param,
+  let arguments = (ins Dist_TensorOrBuffer:$input, FlatSymbolRefAttr:$param,
                        UnitAttr:$reuse_only);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs Dist_TensorOrBuffer:$result);
   let assemblyFormat = [{
     $input `for` $param (`reuse_only` $reuse_only^)? attr-dict `:`
     type($input) `->` type($result)

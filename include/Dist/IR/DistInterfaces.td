@@ -38,12 +38,14 @@ def Dist_CollectiveOpInterface
     : OpInterface<"CollectiveOpInterface", [Dist_ProcessGroupOpInterface]> {
   let description = [{
     An asynchronous collective: it takes one tensor and returns a future of
-    the tensor every rank of the group ends up with.
+    the tensor every rank of the group ends up with. Once bufferized it takes
+    a buffer and returns a future of a new buffer (the buffer form).
   }];
   let cppNamespace = "::mlir::dist";
   let methods = [
-    InterfaceMethod<"the tensor this rank contributes",
-      "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
+    InterfaceMethod<"the tensor (or, bufferized, the buffer) this rank "
+                    "contributes",
+      "::mlir::TypedValue<::mlir::ShapedType>", "getInput">,
     InterfaceMethod<"the future of the collective's result",
       "::mlir::TypedValue<::mlir::dist::FutureType>", "getResult">,
     InterfaceMethod<"the dimension it gathers or scatters along (0 when the "

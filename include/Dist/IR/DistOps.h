@@ -75,6 +75,15 @@ getGroupSize(Operation *from, FlatSymbolRefAttr mesh, ArrayRef<int64_t> axes,
 /// (f32, f64, f16, bf16, signless i32 and i64); std::nullopt for others.
 std::optional<int32_t> getRuntimeDtype(Type type);
 
+/// Whether `type` is `tensor` or a buffer of it: a memref of its shape and
+/// element type (of any layout: a function argument's, bufferized). What a
+/// value tied to a parameter may be in the buffer form.
+bool isTensorOrBufferOf(Type type, RankedTensorType tensor);
+
+/// Errors at each dist op under `root` in its buffer form (a memref operand
+/// or result, a future of one): `passName` works on the tensor form.
+LogicalResult refuseBufferForms(Operation *root, StringRef passName);
+
 /// Whether the runtime has a dtype for `type`: the element types collectives
 /// and parameters take.
 bool isRuntimeElementType(Type type);

@@ -36,16 +36,13 @@ def Dist_KeptResource : Resource<"::mlir::dist::KeptResource">;
 
 def Dist_CommEffects : MemoryEffects<[MemRead<Dist_CommResource>,
                                       MemWrite<Dist_CommResource>]>;
-// A kept gather may communicate (when nothing is kept) and reads or fills
-// the kept buffer: it is ordered against collectives and against releases.
-def Dist_CommKeptEffects : MemoryEffects<[MemRead<Dist_CommResource>,
-                                          MemWrite<Dist_CommResource>,
-                                          MemRead<Dist_KeptResource>,
-                                          MemWrite<Dist_KeptResource>]>;
 def Dist_KeptEffects : MemoryEffects<[MemRead<Dist_KeptResource>,
                                       MemWrite<Dist_KeptResource>]>;
-def Dist_StashEffects : MemoryEffects<[MemRead<Dist_StashResource>,
-                                       MemWrite<Dist_StashResource>]>;
+// The ops with a buffer form (a collective, its wait, the stash ops, a kept
+// gather) declare their effects in C++ (BufferForms.cpp): on their resources
+// (a kept gather reads and writes the comm and kept ones, a stash op the
+// stash), and in the buffer form on their buffers too.
+
 
 
 //===----------------------------------------------------------------------===//

@@ -39,7 +39,7 @@ static LogicalResult verifyArgTie(FunctionOpInterface func, unsigned index,
   if (failed(param))
     return failure();
   Type argType = func.getArgumentTypes()[index];
-  if (argType != param->getLocalType())
+  if (!isTensorOrBufferOf(argType, param->getLocalType()))
     return emitErrorAt(func)
            << "expected " << where << " tied to "
            << SymbolRefAttr::get(param->getSymNameAttr()) << " to have type "
@@ -60,7 +60,8 @@ static LogicalResult verifyResultTie(FunctionOpInterface func, unsigned index,
     return failure();
   Type resultType = func.getResultTypes()[index];
   RankedTensorType unsharded = param->getUnshardedType(symbolTable);
-  if (resultType != unsharded && resultType != param->getLocalType())
+  if (!isTensorOrBufferOf(resultType, unsharded) &&
+      !isTensorOrBufferOf(resultType, param->getLocalType()))
     return emitErrorAt(func)
            << "expected " << where << ", the gradient of "
            << SymbolRefAttr::get(param->getSymNameAttr()) << ", to have type "
@@ -114,6 +115,7 @@ void DistDialect::initialize() {
       >();
   addBytecodeInterface();
   addInlinerInterface();
+  attachBufferizationModels();
   // The func dialect is loaded first (a dependent dialect).
   func::FuncOp::attachInterface<FuncTieVerifier>(*getContext());
 }

@@ -91,8 +91,8 @@ FailureOr<int64_t> mlir::dist::detail::verifyGroup(ProcessGroupOpInterface op,
 }
 
 /// Checks that `operand` and `result` differ at most in dimension `dim`.
-static LogicalResult verifyAllButDim(Operation *op, RankedTensorType operand,
-                                     RankedTensorType result, int64_t dim,
+static LogicalResult verifyAllButDim(Operation *op, ShapedType operand,
+                                     ShapedType result, int64_t dim,
                                      StringRef dimName) {
   if (operand.getElementType() != result.getElementType())
     return op->emitOpError() << "expected the result element type to be "
@@ -115,9 +115,9 @@ static LogicalResult verifyAllButDim(Operation *op, RankedTensorType operand,
   return success();
 }
 
-static RankedTensorType payloadTensor(Value future) {
-  return dyn_cast<RankedTensorType>(
-      cast<FutureType>(future.getType()).getValueType());
+/// The type a future's collective delivers: a ranked tensor, or a buffer.
+static ShapedType payloadType(Value future) {
+  return cast<ShapedType>(cast<FutureType>(future.getType()).getValueType());
 }
 
 std::string mlir::dist::detail::dimStr(int64_t size) {
@@ -191,9 +191,14 @@ GroupRankOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 /// The shape checks every collective shares, read from its traits: the
 /// result differs from the input at most along the collective's dim.
 static LogicalResult verifyCollectiveShape(CollectiveOpInterface op) {
-  RankedTensorType result = payloadTensor(op.getResult());
-  if (!result)
-    return op->emitOpError("expected a future of a ranked tensor");
+  ShapedType result = payloadType(op.getResult());
+  ShapedType input = op.getInput().getType();
+  // Both in the tensor form or both in the buffer form.
+  if (isa<MemRefType>(input) != isa<MemRefType>(result))
+    return op->emitOpError()
+           << "expected the input and the future's payload to be both "
+              "tensors or both buffers, but got "
+           << input << " and " << result;
   if (op.getTraits().shape == ShapeRule::Same)
     return success(); // TypesMatchWith checks the whole type.
   return verifyAllButDim(op, op.getInput().getType(), result,
@@ -210,7 +215,7 @@ static LogicalResult verifyCollectiveExtent(CollectiveOpInterface op,
     return success();
   int64_t dim = op.getCollectiveDim();
   int64_t in = op.getInput().getType().getDimSize(dim);
-  int64_t out = payloadTensor(op.getResult()).getDimSize(dim);
+  int64_t out = payloadType(op.getResult()).getDimSize(dim);
   if (traits.shape == ShapeRule::TimesGroup) {
     FailureOr<int64_t> expected = gatheredDim(op, dim, in, size);
     if (failed(expected))
@@ -343,7 +348,10 @@ struct FoldSingleRankCollective : public OpRewritePattern<WaitOp> {
     std::optional<int64_t> size = collective.getGroupSize();
     if (!size || *size != 1)
       return failure();
-    if (collective.getInput().getType() != wait.getType())
+    // The tensor form only: a buffer form's wait returns a buffer its
+    // caller owns (and frees), not the input's.
+    if (collective.getInput().getType() != wait.getType() ||
+        !isa<TensorType>(wait.getType()))
       return failure();
     rewriter.replaceOp(wait, collective.getInput());
     rewriter.eraseOp(collective);

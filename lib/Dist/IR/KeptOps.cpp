@@ -44,16 +44,22 @@ GatherKeptOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                             "shards as they are, unconverted";
   // Gathered with its padding, if any (unsharded_dim0).
   RankedTensorType unsharded = param.getPaddedType(&symbolTable);
-  if (getInput().getType() != local)
+  if (!isTensorOrBufferOf(getInput().getType(), local))
     return emitOpError() << "expected the input to have the local type "
                          << local << " of " << getParamAttr() << ", but got "
                          << getInput().getType();
-  if (getResult().getType() != unsharded)
+  if (!isTensorOrBufferOf(getResult().getType(), unsharded) ||
+      isa<MemRefType>(getResult().getType()) !=
+          isa<MemRefType>(getInput().getType()))
     return emitOpError() << "expected the result to have the gathered type "
                          << unsharded << " of " << getParamAttr()
                          << ", but got " << getResult().getType();
   // The kept buffer is the gather of the parameter's shard: any other value
-  // would be answered with the parameter's gathered value.
+  // would be answered with the parameter's gathered value. In the buffer
+  // form the input is a buffer holding it (bufferization may have copied
+  // the argument into a contiguous one).
+  if (isa<MemRefType>(getInput().getType()))
+    return success();
   auto arg = dyn_cast<BlockArgument>(getInput());
   auto func = arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
                   : FunctionOpInterface();

@@ -51,7 +51,7 @@ static LogicalResult verifyStash(Operation *op, FlatSymbolRefAttr paramRef,
     return diag;
   }
   RankedTensorType expected = plan->stashTypeOf(point);
-  if (type != expected) {
+  if (!isTensorOrBufferOf(type, expected)) {
     InFlightDiagnostic diag = op->emitOpError()
                               << "expected the stash of " << paramRef
                               << " at " << stringifyStashPoint(point)

@@ -235,6 +235,9 @@ struct ApplyNoSyncPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     SymbolTableCollection symbolTable;
     int64_t numStashed = 0, numFunctions = 0;

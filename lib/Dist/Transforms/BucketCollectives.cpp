@@ -229,6 +229,9 @@ struct DistBucketCollectivesPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     numBuckets = numCombined = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(),
@@ -261,7 +264,7 @@ struct DistBucketCollectivesPass
         !collective.getResult().hasOneUse())
       return std::nullopt;
     auto wait = dyn_cast<WaitOp>(*collective.getResult().getUsers().begin());
-    RankedTensorType input = collective.getInput().getType();
+    auto input = cast<RankedTensorType>(collective.getInput().getType());
     std::optional<int64_t> w = collective.getGroupSize(&symbols);
     if (!wait || wait->getBlock() != op->getBlock() ||
         !input.hasStaticShape() || input.getRank() < 1 || !w ||
@@ -325,7 +328,7 @@ struct DistBucketCollectivesPass
       if (!member)
         continue;
       CollectiveOpInterface collective = member->collective;
-      RankedTensorType input = collective.getInput().getType();
+      auto input = cast<RankedTensorType>(collective.getInput().getType());
       int64_t bytes =
           input.getNumElements() * ((input.getElementTypeBitWidth() + 7) / 8);
       std::optional<ReductionKind> reduction =

@@ -31,6 +31,9 @@ struct DistChooseStashPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     int64_t bytes = budget;
     if (bytes < 0) {

@@ -57,6 +57,9 @@ struct DistCommReportPass
   }
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     if (format != "text" && format != "json") {
       emitErrorAt(getOperation()) << "dist-comm-report: unknown format '"
                                   << format << "' (expected text or json)";
@@ -166,7 +169,7 @@ struct DistCommReportPass
     if (failed(addRow(rows, func, op,
                       getCollectiveTraits(CollectiveKind::AllGather),
                       param ? param.getGroupSize(&symbolTable) : std::nullopt,
-                      op.getType(), "")) ||
+                      cast<RankedTensorType>(op.getType()), "")) ||
         !shardBytes)
       return failure();
     Row &row = rows.back();
@@ -197,7 +200,7 @@ struct DistCommReportPass
         LogicalResult added = success();
         if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
           const CollectiveTraits &traits = collective.getTraits();
-          RankedTensorType full = collective.getInput().getType();
+          auto full = cast<RankedTensorType>(collective.getInput().getType());
           if (traits.fullTensorIsResult())
             full = cast<RankedTensorType>(
                 collective.getResult().getType().getValueType());

@@ -74,6 +74,9 @@ struct DistExpandGradSyncPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     numExpanded = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(), {{"expanded", numExpanded}});

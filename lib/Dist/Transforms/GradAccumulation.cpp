@@ -36,6 +36,9 @@ struct DistGradAccumulationPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SymbolTableCollection symbolTable;

@@ -36,6 +36,9 @@ struct DistInsertGradSyncPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     numSynced = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(), {{"synced", numSynced}});

@@ -129,6 +129,9 @@ struct DistKeepGatheredPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     numKept = numReused = numReleased = 0;
     runPass();
     remarkCounts(

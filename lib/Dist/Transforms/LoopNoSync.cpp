@@ -208,6 +208,9 @@ struct DistLoopNoSyncPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     numMoved = numKept = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(),

@@ -202,6 +202,9 @@ struct DistRaiseGradSyncPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     SymbolTableCollection symbolTable;
     int64_t raised = 0;
     for (auto func : getOperation().getOps<func::FuncOp>())

@@ -271,6 +271,9 @@ struct DistScheduleCollectivesPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     numMoved = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(), {{"moved", numMoved}});

@@ -21,6 +21,9 @@ struct DistSetReduceDtypePass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     if (dtype.empty())
       return;
     ModuleOp module = getOperation();

@@ -119,6 +119,9 @@ struct DistSyncStepPass
   using Base::Base;
 
   void runOnOperation() override {
+    // The tensor form only (BufferForms.cpp).
+    if (failed(refuseBufferForms(getOperation(), getArgument())))
+      return signalPassFailure();
     numFused = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(), {{"fused", numFused}});

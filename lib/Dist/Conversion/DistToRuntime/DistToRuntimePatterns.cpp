@@ -26,16 +26,47 @@ using namespace mlir::dist;
 
 static constexpr StringLiteral kDtypes = "f32, f64, f16, bf16, i32 or i64";
 
-/// The runtime dtype of a statically shaped tensor the runtime can move.
+/// The runtime dtype of a buffer the runtime can move (the buffer form's
+/// types are statically shaped and contiguous).
 static std::optional<int32_t> movableDtype(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
+  auto buffer = dyn_cast<MemRefType>(type);
+  if (!buffer)
     return std::nullopt;
-  return getRuntimeDtype(tensor.getElementType());
+  return getRuntimeDtype(buffer.getElementType());
+}
+
+/// Whether `op` moves data in its tensor form, which One-Shot Bufferize must
+/// rewrite first (BufferForms.cpp).
+static bool inTensorForm(Operation *op) {
+  if (!isa<CollectiveOpInterface, WaitOp, StashGradOp, TakeStashOp,
+           GatherKeptOp>(op))
+    return false;
+  auto isTensor = llvm::IsaPred<TensorType>;
+  auto tensorFuture = [](Type type) {
+    auto future = dyn_cast<FutureType>(type);
+    return future && isa<TensorType>(future.getValueType());
+  };
+  return llvm::any_of(op->getOperandTypes(), isTensor) ||
+         llvm::any_of(op->getOperandTypes(), tensorFuture) ||
+         llvm::any_of(op->getResultTypes(), isTensor) ||
+         llvm::any_of(op->getResultTypes(), tensorFuture);
 }
 
 /// The check of one op; an error at `op` when it cannot be lowered.
 static LogicalResult checkOp(Operation *op) {
+  if (isa<SynchronizeOp>(op))
+    return op->emitOpError("must be expanded before -convert-dist-to-runtime "
+                           "(run -dist-expand-synchronize)");
+  if (isa<GradSyncOp, ShardSumOp>(op))
+    return op->emitOpError("must be expanded before -convert-dist-to-runtime "
+                           "(run -dist-expand-grad-sync)");
+  if (isa<EpilogueOp>(op))
+    return op->emitOpError("must be inlined before -convert-dist-to-runtime "
+                           "(run -dist-inline-epilogue)");
+  if (inTensorForm(op))
+    return op->emitOpError("must be bufferized before "
+                           "-convert-dist-to-runtime (run one-shot-bufferize: "
+                           "dist ops implement BufferizableOpInterface)");
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
     Value future = collective.getResult();
     auto wait = future.hasOneUse()
@@ -46,16 +77,11 @@ static LogicalResult checkOp(Operation *op) {
       return op->emitOpError("cannot be lowered to the runtime: its future "
                              "must be waited on exactly once, in the same "
                              "block");
-    RankedTensorType inType = collective.getInput().getType();
+    ShapedType inType = collective.getInput().getType();
     if (!getRuntimeDtype(inType.getElementType()))
       return op->emitOpError()
              << "cannot be lowered to the runtime: element type "
              << inType.getElementType() << " is not " << kDtypes;
-    auto outType = cast<RankedTensorType>(
-        cast<FutureType>(future.getType()).getValueType());
-    if (!inType.hasStaticShape() || !outType.hasStaticShape())
-      return op->emitOpError("cannot be lowered to the runtime: dynamic "
-                             "shapes are not supported yet");
     if (!lookupMesh(op, collective.getMeshAttr()))
       return op->emitOpError("names no dist.mesh");
     return success();
@@ -66,15 +92,6 @@ static LogicalResult checkOp(Operation *op) {
                              "does not come from a collective in this block");
     return success();
   }
-  if (isa<SynchronizeOp>(op))
-    return op->emitOpError("must be expanded before -convert-dist-to-runtime "
-                           "(run -dist-expand-synchronize)");
-  if (isa<GradSyncOp, ShardSumOp>(op))
-    return op->emitOpError("must be expanded before -convert-dist-to-runtime "
-                           "(run -dist-expand-grad-sync)");
-  if (isa<EpilogueOp>(op))
-    return op->emitOpError("must be inlined before -convert-dist-to-runtime "
-                           "(run -dist-inline-epilogue)");
   Type moved;
   if (auto stash = dyn_cast<StashGradOp>(op))
     moved = stash.getGrad().getType();
@@ -83,8 +100,7 @@ static LogicalResult checkOp(Operation *op) {
   else if (auto gather = dyn_cast<GatherKeptOp>(op))
     moved = gather.getType();
   if (moved && !movableDtype(moved))
-    return op->emitOpError() << "cannot be lowered to the runtime: needs a "
-                                "static shape and an "
+    return op->emitOpError() << "cannot be lowered to the runtime: needs an "
                              << kDtypes << " element type";
   if (auto gather = dyn_cast<GatherKeptOp>(op)) {
     ParameterOp param = lookupParameter(op, gather.getParamAttr());
@@ -125,33 +141,19 @@ Value pointerOf(OpBuilder &b, Location loc, Value memref) {
   return buildBufferPointer(b, loc, memref);
 }
 
-/// A tensor of `type` as a read-only buffer of its own shape.
-Value readBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
-
-/// A new buffer for the runtime to write.
-Value newBuffer(OpBuilder &b, Location loc, RankedTensorType type) {
+/// A new buffer of `type`'s shape and element type. Like One-Shot
+/// Bufferize's allocations it is left to buffer deallocation, run after this
+/// conversion.
+Value newBuffer(OpBuilder &b, Location loc, ShapedType type) {
   return memref::AllocOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()));
 }
 
-/// The tensor a buffer the runtime has written becomes: made after the
-/// call, as a tensor's value is its buffer's when it is made.
-Value writtenTensor(OpBuilder &b, Location loc, RankedTensorType type,
-                    Value buf) {
-  return bufferization::ToTensorOp::create(b, loc, type, buf,
-                                           /*restrict=*/true,
-                                           /*writable=*/true);
-}
-
-/// `value` with dim `dim` moved to the front (or back, when `inverse`).
-Value transposeDim(OpBuilder &b, Location loc, Value value, int64_t dim,
+/// A new buffer holding `buffer` with dim `dim` moved to the front (or
+/// back, when `inverse`).
+Value transposeDim(OpBuilder &b, Location loc, Value buffer, int64_t dim,
                    bool inverse) {
-  auto type = cast<RankedTensorType>(value.getType());
+  auto type = cast<MemRefType>(buffer.getType());
   SmallVector<int64_t> perm;
   if (!inverse) {
     perm.push_back(dim);
@@ -168,49 +170,15 @@ Value transposeDim(OpBuilder &b, Location loc, Value value, int64_t dim,
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(type.getDimSize(p));
-  Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-  return linalg::TransposeOp::create(b, loc, value, init, perm).getResult()[0];
+  Value init = newBuffer(b, loc, type.clone(shape));
+  linalg::TransposeOp::create(b, loc, buffer, init, perm);
+  return init;
 }
 
-/// Whether `value` surely bufferizes to a buffer of its own layout
-/// (contiguous, identity): a function argument (identity at the function
-/// boundary), a new tensor, a reshape of one, or an op that writes into
-/// one. A destination-style op's result is its init's buffer; an
-/// elementwise op on tensors becomes a linalg op writing into its first
-/// operand of the result type (-convert-elementwise-to-linalg) or into a new
-/// tensor.
-bool bufferizesContiguous(Value value) {
-  while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      return isa<func::FuncOp>(arg.getOwner()->getParentOp());
-    Operation *def = value.getDefiningOp();
-    if (isa<tensor::EmptyOp, tensor::ConcatOp, bufferization::AllocTensorOp,
-            bufferization::ToTensorOp, arith::ConstantOp>(def))
-      return true;
-    // A reshape of a contiguous buffer is a view of all of it.
-    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
-      value = def->getOperand(0);
-      continue;
-    }
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
-      value = dps.getTiedOpOperand(cast<OpResult>(value))->get();
-      continue;
-    }
-    if (def->hasTrait<OpTrait::Elementwise>() && def->getNumResults() == 1) {
-      auto same = llvm::find_if(def->getOperands(), [&](Value operand) {
-        return operand.getType() == value.getType();
-      });
-      if (same == def->operand_end())
-        return true;
-      value = *same;
-      continue;
-    }
-    return false;
-  }
-}
-
-/// A collective and its wait: a non-blocking runtime call on the input's
-/// buffer into a new buffer, and the runtime's wait where the dist.wait was.
+/// A collective and its wait, in their buffer form: a non-blocking runtime
+/// call on the input buffer into a new buffer, and the runtime's wait where
+/// the dist.wait was. One-Shot Bufferize kept the input unwritten until the
+/// wait (the collective's resolveConflicts, BufferForms.cpp).
 struct CollectiveToRuntime
     : public OpInterfaceConversionPattern<CollectiveOpInterface> {
   CollectiveToRuntime(MLIRContext *ctx, RuntimeCallBuilder &calls)
@@ -221,11 +189,11 @@ struct CollectiveToRuntime
                   ConversionPatternRewriter &rewriter) const override {
     auto wait = dyn_cast<WaitOp>(*op.getResult().getUsers().begin());
     MeshOp mesh = lookupMesh(op, op.getMeshAttr());
-    RankedTensorType inType = op.getInput().getType();
+    ShapedType inType = op.getInput().getType();
     std::optional<int32_t> dtype = getRuntimeDtype(inType.getElementType());
     if (!wait || !mesh || !dtype) // checkLowerableToRuntime said why
       return rewriter.notifyMatchFailure(op, "not lowerable");
-    auto outType = cast<RankedTensorType>(
+    auto outType = cast<MemRefType>(
         cast<FutureType>(op.getResult().getType()).getValueType());
     Location loc = op.getLoc();
     const CollectiveTraits &traits = op.getTraits();
@@ -237,30 +205,18 @@ struct CollectiveToRuntime
 
     // The runtime works on dim 0 of contiguous buffers. The input operand is
     // operand 0 of every collective (CollectiveOpInterface).
-    Value input = operands.front();
-    RankedTensorType resultType = outType;
+    Value inBuf = operands.front();
+    MemRefType resultType = outType;
     if (dim != 0) {
-      input = transposeDim(rewriter, loc, input, dim, /*inverse=*/false);
+      inBuf = transposeDim(rewriter, loc, inBuf, dim, /*inverse=*/false);
       SmallVector<int64_t> shape{outType.getDimSize(dim)};
       for (int64_t i = 0; i < outType.getRank(); ++i)
         if (i != dim)
           shape.push_back(outType.getDimSize(i));
       resultType = outType.clone(shape);
     }
-    // A view (a slice of a larger tensor, a loop-carried value) may bufferize
-    // with a layout the runtime's contiguous buffer does not have: each
-    // to_buffer below would then be a copy of its own, and the wait would be
-    // handed another buffer than the collective. One copy, made here, is the
-    // buffer both use.
-    if (!bufferizesContiguous(input))
-      input = bufferization::AllocTensorOp::create(
-          rewriter, loc, cast<RankedTensorType>(input.getType()), ValueRange{},
-          input);
-    Value inBuf = readBuffer(rewriter, loc, input);
     auto inBufType = cast<MemRefType>(inBuf.getType());
-    auto outBufType =
-        MemRefType::get(resultType.getShape(), resultType.getElementType());
-    Value outBuf = memref::AllocOp::create(rewriter, loc, outBufType);
+    Value outBuf = newBuffer(rewriter, loc, resultType);
     Value group = calls.groupId(rewriter, loc, op, mesh);
     auto handleSlot = memref::AllocaOp::create(
         rewriter, loc, MemRefType::get({}, rewriter.getI64Type()));
@@ -272,7 +228,7 @@ struct CollectiveToRuntime
       args.append({recv, i64(rewriter, loc, inBufType.getNumElements())});
     else
       args.append({i64(rewriter, loc, inBufType.getNumElements()), recv,
-                   i64(rewriter, loc, outBufType.getNumElements())});
+                   i64(rewriter, loc, resultType.getNumElements())});
     args.push_back(i32(rewriter, loc, *dtype));
     if (traits.reduces)
       args.push_back(i32(rewriter, loc, reduction));
@@ -281,17 +237,13 @@ struct CollectiveToRuntime
     Value handle =
         memref::LoadOp::create(rewriter, loc, handleSlot, ValueRange{});
 
-    // The wait: complete the collective, then hand its buffer to tensor IR.
-    // The send buffer is read again here, so that bufferization keeps it
-    // unwritten while the collective is in flight (reading it only at the
-    // collective let an in-place op overwrite it before the wait).
+    // The wait: complete the collective; its result is the buffer received.
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(wait);
     Location waitLoc = wait.getLoc();
-    Value sendAgain = readBuffer(rewriter, waitLoc, input);
     calls.callChecked(rewriter, waitLoc, "distrt_wait_send",
-                      {handle, pointerOf(rewriter, waitLoc, sendAgain)});
-    Value result = writtenTensor(rewriter, waitLoc, resultType, outBuf);
+                      {handle, pointerOf(rewriter, waitLoc, inBuf)});
+    Value result = outBuf;
     if (dim != 0)
       result = transposeDim(rewriter, waitLoc, result, dim, /*inverse=*/true);
     rewriter.replaceOp(wait, result);
@@ -332,10 +284,9 @@ struct StashToRuntime : public ToRuntime<StashGradOp> {
     if (!dtype)
       return rewriter.notifyMatchFailure(op, "not lowerable");
     Location loc = op.getLoc();
-    Value buf = readBuffer(rewriter, loc, grad);
     calls.callChecked(
         rewriter, loc, "distrt_stash_add",
-        stashCallArgs(rewriter, loc, calls, op.getParam(), buf, *dtype));
+        stashCallArgs(rewriter, loc, calls, op.getParam(), grad, *dtype));
     rewriter.eraseOp(op);
     ++calls.numStashOps;
     return success();
@@ -348,7 +299,7 @@ struct TakeStashToRuntime : public ToRuntime<TakeStashOp> {
   LogicalResult
   matchAndRewrite(TakeStashOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = op.getType();
+    auto type = cast<MemRefType>(op.getType());
     std::optional<int32_t> dtype = movableDtype(type);
     if (!dtype)
       return rewriter.notifyMatchFailure(op, "not lowerable");
@@ -357,7 +308,7 @@ struct TakeStashToRuntime : public ToRuntime<TakeStashOp> {
     calls.callChecked(
         rewriter, loc, "distrt_stash_take",
         stashCallArgs(rewriter, loc, calls, op.getParam(), buf, *dtype));
-    rewriter.replaceOp(op, writtenTensor(rewriter, loc, type, buf));
+    rewriter.replaceOp(op, buf);
     ++calls.numStashOps;
     return success();
   }
@@ -391,7 +342,7 @@ struct GatherKeptToRuntime : public ToRuntime<GatherKeptOp> {
   LogicalResult
   matchAndRewrite(GatherKeptOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType type = op.getType();
+    auto type = cast<MemRefType>(op.getType());
     std::optional<int32_t> dtype = movableDtype(type);
     ParameterOp param = lookupParameter(op, op.getParamAttr());
     MeshOp mesh = param ? lookupMesh(param, param.getMeshAttr()) : MeshOp();
@@ -400,8 +351,7 @@ struct GatherKeptToRuntime : public ToRuntime<GatherKeptOp> {
     Location loc = op.getLoc();
     // Blocking: the runtime reads the shard only during the call (and only
     // when nothing is kept), so the input needs no second read as a wait's.
-    Value input = adaptor.getInput();
-    Value inBuf = readBuffer(rewriter, loc, input);
+    Value inBuf = adaptor.getInput();
     Value outBuf = newBuffer(rewriter, loc, type);
     // The group of the parameter's shards: `axes`, never `replicate_axes`.
     Value group = calls.groupId(
@@ -412,11 +362,11 @@ struct GatherKeptToRuntime : public ToRuntime<GatherKeptOp> {
         {calls.constantString(rewriter, loc, op.getParam()), group,
          pointerOf(rewriter, loc, inBuf),
          i64(rewriter, loc,
-             cast<ShapedType>(input.getType()).getNumElements()),
+             cast<MemRefType>(inBuf.getType()).getNumElements()),
          pointerOf(rewriter, loc, outBuf),
          i64(rewriter, loc, type.getNumElements()), i32(rewriter, loc, *dtype),
          i32(rewriter, loc, op.getReuseOnly() ? 0 : 1)});
-    rewriter.replaceOp(op, writtenTensor(rewriter, loc, type, outBuf));
+    rewriter.replaceOp(op, outBuf);
     ++calls.numKeptOps;
     return success();
   }

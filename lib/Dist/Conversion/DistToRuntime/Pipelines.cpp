@@ -24,7 +24,6 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createDistInlineEpiloguePass());
   pm.addPass(createDistExpandSynchronizePass());
   pm.addPass(createDistExpandGradSyncPass());
-  pm.addPass(createConvertDistToRuntimePass());
   pm.addPass(createDistPrepareEntryPointsPass());
   // Tensor arith (the pre-averaging, the stash add) becomes linalg, which
   // One-Shot Bufferize handles.
@@ -42,7 +41,11 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   // iteration computes into a new buffer; ownership-based deallocation frees
   // the previous one.
   bufferize.allowReturnAllocsFromLoops = true;
+  // dist's ops bufferize through BufferizableOpInterface into their buffer
+  // form, which the conversion lowers to runtime calls; its buffers are freed
+  // with One-Shot's.
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createConvertDistToRuntimePass());
   pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
   pm.addPass(createCanonicalizerPass());
   // Upstream's simplification is quadratic in a dealloc's size: the one at
