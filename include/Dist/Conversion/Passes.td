@@ -9,23 +9,18 @@ def ConvertDistToRuntimePass
     : Pass<"convert-dist-to-runtime", "::mlir::ModuleOp"> {
   let summary = "lower dist ops to calls into the dist runtime's C API";
   let description = [{
-    Runs on tensor IR, before bufferization. Every collective becomes
-    `distrt_<kind>_async` on buffers bridged from its tensors
-    (`bufferization.to_buffer read_only` for the input, a fresh `memref.alloc`
-    for the result), its `dist.wait` becomes `distrt_wait_send` (which also
-    takes the input's buffer again and checks it is the collective's send
-    buffer) followed by `bufferization.to_tensor restrict writable` of that
-    result, so One-Shot
-    Bufferize adds no copies and the buffer deallocation passes free the
-    result. The runtime reads the send buffer until the wait, so One-Shot
-    Bufferize gives an op that would write it in place before then a copy of
-    its own. A collective whose input may not bufferize to a contiguous buffer
-    of its own (a slice, or a reshape or cast of one) first copies it
-    (`bufferization.alloc_tensor ... copy`), so that the collective and its
-    wait name the same send buffer. The stash ops become `distrt_stash_add`
-    / `distrt_stash_take`, `dist.gather_kept` a fresh result buffer filled
-    by the blocking `distrt_kept_gather` on the parameter's group (`keep` =
-    0 for `reuse_only`), `dist.release_kept` `distrt_kept_release`; these
+    Runs on the buffer form of dist's ops, after One-Shot Bufferize (the
+    ops implement BufferizableOpInterface; docs/Design.md, "Bufferization").
+    Every collective becomes `distrt_<kind>_async` on its input buffer into
+    a fresh `memref.alloc`, and its `dist.wait` becomes `distrt_wait_send`
+    (which also takes the input buffer and checks it is the collective's
+    send buffer); the wait's result is the fresh buffer. Like One-Shot's
+    allocations, the buffers it makes are left to buffer deallocation, run
+    after it (`-dist-lower-to-llvm` runs the ownership-based passes). The
+    stash ops become `distrt_stash_add` / `distrt_stash_take`,
+    `dist.gather_kept` a fresh result buffer filled by the blocking
+    `distrt_kept_gather` on the parameter's group (`keep` = 0 for
+    `reuse_only`), `dist.release_kept` `distrt_kept_release`; these
     name the parameter by a constant string.
     Every call's status goes to `distrt_check`, which aborts the job with the
     runtime's message on failure. After every compute op (a linalg op, an
@@ -43,9 +38,10 @@ def ConvertDistToRuntimePass
     Before anything changes, every op that cannot be lowered gets a located
     error saying why: a future must be waited on exactly once, in the block
     that created it (a future that crosses a block or a function boundary
-    is not supported); a collective, stash op or kept gather must have
-    static shapes and an element type the runtime moves (f32, f64, f16,
-    bf16, i32, i64); `dist.synchronize` must have been expanded
+    is not supported); a collective, its wait, a stash op or a kept gather
+    must be in its buffer form (one in its tensor form names
+    `one-shot-bufferize`) and have an element type the runtime moves (f32,
+    f64, f16, bf16, i32, i64); `dist.synchronize` must have been expanded
     (`-dist-expand-synchronize`), `dist.grad_sync` and `dist.shard_sum` too
     (`-dist-expand-grad-sync`), and `dist.epilogue` inlined
     (`-dist-inline-epilogue`), the error naming the pass. The

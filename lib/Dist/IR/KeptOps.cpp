@@ -48,9 +48,13 @@ GatherKeptOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "expected the input to have the local type "
                          << local << " of " << getParamAttr() << ", but got "
                          << getInput().getType();
-  if (!isTensorOrBufferOf(getResult().getType(), unsharded) ||
-      isa<MemRefType>(getResult().getType()) !=
-          isa<MemRefType>(getInput().getType()))
+  if (isa<MemRefType>(getResult().getType()) !=
+      isa<MemRefType>(getInput().getType()))
+    return emitOpError() << "expected the input and the result to be both "
+                            "tensors or both buffers, but got "
+                         << getInput().getType() << " and "
+                         << getResult().getType();
+  if (!isTensorOrBufferOf(getResult().getType(), unsharded))
     return emitOpError() << "expected the result to have the gathered type "
                          << unsharded << " of " << getParamAttr()
                          << ", but got " << getResult().getType();

@@ -74,9 +74,6 @@ struct DistExpandGradSyncPass
   using Base::Base;
 
   void runOnOperation() override {
-    // The tensor form only (BufferForms.cpp).
-    if (failed(refuseBufferForms(getOperation(), getArgument())))
-      return signalPassFailure();
     numExpanded = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(), {{"expanded", numExpanded}});

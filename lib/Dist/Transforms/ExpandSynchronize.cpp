@@ -28,9 +28,6 @@ struct DistExpandSynchronizePass
   int64_t numGathered = 0, numIdentity = 0;
 
   void runOnOperation() override {
-    // The tensor form only (BufferForms.cpp).
-    if (failed(refuseBufferForms(getOperation(), getArgument())))
-      return signalPassFailure();
     numGathered = numIdentity = 0;
     runPass();
     remarkCounts(getOperation(), getArgument(),

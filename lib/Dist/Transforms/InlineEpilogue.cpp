@@ -22,9 +22,6 @@ namespace {
 struct DistInlineEpiloguePass
     : public dist::impl::DistInlineEpiloguePassBase<DistInlineEpiloguePass> {
   void runOnOperation() override {
-    // The tensor form only (BufferForms.cpp).
-    if (failed(refuseBufferForms(getOperation(), getArgument())))
-      return signalPassFailure();
     SmallVector<EpilogueOp> epilogues;
     getOperation().walk([&](EpilogueOp op) { epilogues.push_back(op); });
     IRRewriter rewriter(&getContext());
