@@ -10,6 +10,29 @@ func.func @future_escapes(%x: memref<4xf32>) -> !dist.future<memref<4xf32>> {
 
 // -----
 
+// The runtime reads the send buffer until the wait: a host's buffer form
+// that frees it (or a view of it) before then is refused.
+dist.mesh @world shape = [2]
+
+func.func @freed_in_flight(%x: memref<8xf32>) -> memref<4xf32> {
+  %v = memref.subview %x[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %s = memref.alloc() : memref<4xf32>
+  memref.copy %v, %s : memref<4xf32, strided<[1]>> to memref<4xf32>
+  %e = memref.expand_shape %s [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
+  %c = memref.collapse_shape %e [[0, 1]] : memref<2x2xf32> into memref<4xf32>
+  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: its send buffer is freed before its wait, while the runtime reads it}}
+  %f = dist.all_reduce %c on @world reduction = sum : memref<4xf32>
+  %t = arith.constant true
+  scf.if %t {
+    // expected-note @+1 {{freed here}}
+    memref.dealloc %s : memref<4xf32>
+  }
+  %r = dist.wait %f : !dist.future<memref<4xf32>>
+  return %r : memref<4xf32>
+}
+
+// -----
+
 // The conversion takes the buffer form (test/Dialect/Dist/bufferize.mlir).
 dist.mesh @world shape = [2]
 

@@ -38,7 +38,9 @@ def ConvertDistToRuntimePass
     Before anything changes, every op that cannot be lowered gets a located
     error saying why: a future must be waited on exactly once, in the block
     that created it (a future that crosses a block or a function boundary
-    is not supported); a collective, its wait, a stash op or a kept gather
+    is not supported), and the collective's send buffer (or a view of it)
+    must not be freed before the wait, which the runtime reads until then; a
+    collective, its wait, a stash op or a kept gather
     must be in its buffer form (one in its tensor form names
     `one-shot-bufferize`) and have an element type the runtime moves (f32,
     f64, f16, bf16, i32, i64); `dist.synchronize` must have been expanded

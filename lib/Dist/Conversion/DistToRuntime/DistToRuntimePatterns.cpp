@@ -52,6 +52,39 @@ static bool inTensorForm(Operation *op) {
          llvm::any_of(op->getResultTypes(), tensorFuture);
 }
 
+/// The buffer `value` is a view of (through view-like ops), or itself.
+static Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// An op between `collective` and `wait` (or nested in one) that frees the
+/// send buffer or a view of it, which the runtime reads until the wait.
+static Operation *freedBeforeWait(CollectiveOpInterface collective,
+                                  WaitOp wait) {
+  Value root = rootBuffer(collective.getInput());
+  for (Operation *op = collective->getNextNode(); op != wait;
+       op = op->getNextNode()) {
+    Operation *found = nullptr;
+    op->walk([&](Operation *nested) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+      SmallVector<MemoryEffects::EffectInstance> frees;
+      if (effects)
+        effects.getEffects<MemoryEffects::Free>(frees);
+      for (MemoryEffects::EffectInstance &free : frees)
+        if (free.getValue() && rootBuffer(free.getValue()) == root) {
+          found = nested;
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (found)
+      return found;
+  }
+  return nullptr;
+}
+
 /// The check of one op; an error at `op` when it cannot be lowered.
 static LogicalResult checkOp(Operation *op) {
   if (isa<SynchronizeOp>(op))
@@ -77,6 +110,14 @@ static LogicalResult checkOp(Operation *op) {
       return op->emitOpError("cannot be lowered to the runtime: its future "
                              "must be waited on exactly once, in the same "
                              "block");
+    if (Operation *free = freedBeforeWait(collective, wait)) {
+      InFlightDiagnostic diag =
+          op->emitOpError("cannot be lowered to the runtime: its send buffer "
+                          "is freed before its wait, while the runtime "
+                          "reads it");
+      diag.attachNote(free->getLoc()) << "freed here";
+      return diag;
+    }
     ShapedType inType = collective.getInput().getType();
     if (!getRuntimeDtype(inType.getElementType()))
       return op->emitOpError()
