@@ -65,17 +65,6 @@ func.func @wait_on_argument(%f: !dist.future<memref<4xf32>>) -> memref<4xf32> {
 // -----
 
 dist.mesh @world shape = [2]
-
-func.func @element_type(%x: memref<4xf8E4M3FN>) -> memref<4xf8E4M3FN> {
-  // expected-error @+1 {{'dist.all_reduce' op cannot be lowered to the runtime: element type 'f8E4M3FN' is not f32, f64, f16, bf16, i32 or i64}}
-  %f = dist.all_reduce %x on @world reduction = sum : memref<4xf8E4M3FN>
-  %r = dist.wait %f : !dist.future<memref<4xf8E4M3FN>>
-  return %r : memref<4xf8E4M3FN>
-}
-
-// -----
-
-dist.mesh @world shape = [2]
 dist.parameter @p : tensor<?xf32> replicated on @world
 
 func.func @stash_dynamic(%g: tensor<?xf32>) {

@@ -80,6 +80,10 @@ std::optional<int32_t> getRuntimeDtype(Type type);
 /// value tied to a parameter may be in the buffer form.
 bool isTensorOrBufferOf(Type type, RankedTensorType tensor);
 
+/// The buffer `value` is a view of (through ViewLikeOpInterface ops), or
+/// `value` itself.
+Value getRootBuffer(Value value);
+
 /// Errors at each dist op under `root` in its buffer form (a memref operand
 /// or result, a future of one): `passName` works on the tensor form.
 LogicalResult refuseBufferForms(Operation *root, StringRef passName);
@@ -96,8 +100,8 @@ std::optional<int64_t> getTensorBytes(ShapedType type);
 namespace detail {
 /// The verifier of ProcessGroupOpInterface.
 LogicalResult verifyProcessGroupOp(Operation *op);
-/// Checks that `op`'s tensor `type` is one the runtime can move.
-LogicalResult verifyRuntimeTensor(Operation *op, RankedTensorType type);
+/// Checks that `op`'s tensor or buffer `type` is one the runtime can move.
+LogicalResult verifyRuntimeTensor(Operation *op, ShapedType type);
 } // namespace detail
 
 } // namespace mlir::dist

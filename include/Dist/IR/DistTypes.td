@@ -49,15 +49,18 @@ class Dist_FutureOf<Type payload>
 def Dist_TensorFuture : Dist_FutureOf<AnyRankedTensor>;
 
 // What a data-moving dist op holds once bufferized (One-Shot Bufferize, through
-// BufferizableOpInterface): a statically shaped buffer of identity layout,
-// contiguous as the runtime moves it.
+// BufferizableOpInterface): a statically shaped buffer of identity layout in
+// the default memory space, contiguous host memory as the runtime moves it.
 def Dist_Buffer : ConfinedType<AnyStaticShapeMemRef,
-    [CPred<"::llvm::cast<::mlir::MemRefType>($_self).getLayout().isIdentity()">],
-    "statically shaped memref of identity layout", "::mlir::MemRefType">;
+    [CPred<"::llvm::cast<::mlir::MemRefType>($_self).getLayout().isIdentity()">,
+     CPred<"!::llvm::cast<::mlir::MemRefType>($_self).getMemorySpace()">],
+    "statically shaped memref of identity layout in the default memory space",
+    "::mlir::MemRefType">;
 
 // The operands and results of the ops with a tensor form and a buffer form.
 def Dist_TensorOrBuffer : AnyTypeOf<[AnyRankedTensor, Dist_Buffer],
-    "ranked tensor or statically shaped memref of identity layout",
+    "ranked tensor or statically shaped memref of identity layout in the "
+    "default memory space",
     "::mlir::ShapedType">;
 def Dist_DataFuture : Dist_FutureOf<Dist_TensorOrBuffer>;
 

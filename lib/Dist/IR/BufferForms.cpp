@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::dist;
@@ -23,7 +24,14 @@ bool mlir::dist::isTensorOrBufferOf(Type type, RankedTensorType tensor) {
     return true;
   auto memref = dyn_cast<MemRefType>(type);
   return memref && memref.getShape() == tensor.getShape() &&
-         memref.getElementType() == tensor.getElementType();
+         memref.getElementType() == tensor.getElementType() &&
+         !memref.getMemorySpace();
+}
+
+Value mlir::dist::getRootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
 }
 
 //===----------------------------------------------------------------------===//
@@ -132,12 +140,14 @@ FailureOr<Value> contiguousBuffer(RewriterBase &rewriter, OpOperand &operand,
   if (failed(buffer))
     return failure();
   auto type = cast<MemRefType>(buffer->getType());
+  if (type.getMemorySpace())
+    return operand.getOwner()->emitOpError()
+           << "cannot be bufferized: its operand's buffer is " << type
+           << ", but the runtime moves buffers of the default memory space";
   if (type.getLayout().isIdentity())
     return buffer;
   Location loc = operand.getOwner()->getLoc();
-  auto contiguous = MemRefType::get(type.getShape(), type.getElementType(),
-                                    MemRefLayoutAttrInterface(),
-                                    type.getMemorySpace());
+  auto contiguous = MemRefType::get(type.getShape(), type.getElementType());
   FailureOr<Value> copy =
       options.createAlloc(rewriter, loc, contiguous, ValueRange{});
   if (failed(copy) ||
@@ -172,11 +182,58 @@ WaitOp waitOf(CollectiveOpInterface collective) {
   return wait;
 }
 
+/// The buffers (their roots) of the bufferization.to_tensor ops whose
+/// results `value` may alias, through the ops One-Shot says alias: a
+/// host's IR can write those with memref ops, which the analysis of tensors
+/// does not see.
+void collectToTensorBuffers(Value value, const AnalysisState &state,
+                            llvm::SmallPtrSetImpl<Value> &roots,
+                            llvm::SmallPtrSetImpl<Value> &seen) {
+  if (!seen.insert(value).second)
+    return;
+  if (auto toTensor = value.getDefiningOp<ToTensorOp>()) {
+    roots.insert(getRootBuffer(toTensor.getBuffer()));
+    return;
+  }
+  auto result = dyn_cast<OpResult>(value);
+  if (!result || !isa<TensorType>(value.getType()))
+    return;
+  for (const AliasingOpOperand &alias : state.getAliasingOpOperands(result))
+    collectToTensorBuffers(alias.opOperand->get(), state, roots, seen);
+}
+
+/// Whether memref-level `op` may write one of `roots` (or a view of one): a
+/// write effect on it, a write of unknown memory, or unknown effects with it
+/// as an operand.
+bool writesBufferOf(Operation *op, const llvm::SmallPtrSetImpl<Value> &roots) {
+  auto hasRootOperand = [&] {
+    return llvm::any_of(op->getOperands(), [&](Value v) {
+      return isa<BaseMemRefType>(v.getType()) &&
+             roots.contains(getRootBuffer(v));
+    });
+  };
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+           hasRootOperand();
+  SmallVector<MemoryEffects::EffectInstance> writes;
+  effects.getEffects<MemoryEffects::Write>(writes);
+  return llvm::any_of(writes, [&](MemoryEffects::EffectInstance &write) {
+    Value v = write.getValue();
+    return v ? isa<BaseMemRefType>(v.getType()) &&
+                   roots.contains(getRootBuffer(v))
+             : true;
+  });
+}
+
 /// Whether an op between `collective` and `wait` (or nested in one) writes
-/// in place into a buffer that aliases the collective's input.
+/// in place into a buffer that aliases the collective's input, or writes
+/// with memref ops the buffer of a to_tensor the input aliases.
 bool inputWrittenBeforeWait(CollectiveOpInterface collective, WaitOp wait,
                             const AnalysisState &state) {
   Value input = collective.getInput();
+  llvm::SmallPtrSet<Value, 4> roots, seen;
+  collectToTensorBuffers(input, state, roots, seen);
   for (Operation *op = collective->getNextNode(); op != wait;
        op = op->getNextNode()) {
     WalkResult walk = op->walk([&](Operation *nested) {
@@ -186,6 +243,8 @@ bool inputWrittenBeforeWait(CollectiveOpInterface collective, WaitOp wait,
             state.isInPlace(operand) &&
             state.areAliasingBufferizedValues(operand.get(), input))
           return WalkResult::interrupt();
+      if (!roots.empty() && writesBufferOf(nested, roots))
+        return WalkResult::interrupt();
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
@@ -325,6 +384,9 @@ struct WaitModel : public AllocatorModel<WaitModel, WaitOp> {
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto future = cast<FutureType>(op->getOperand(0).getType());
+    if (!op->getOperand(0).getDefiningOp<CollectiveOpInterface>())
+      return op->emitOpError("cannot be bufferized: its future does not come "
+                             "from a collective");
     if (!isa<MemRefType>(future.getValueType()))
       return op->emitOpError("cannot be bufferized before the collective "
                              "of its future");

@@ -75,9 +75,11 @@ bool mlir::dist::isRuntimeElementType(Type type) {
 /// What the runtime can move: a dense buffer of one of its dtypes, of a
 /// size that fits in int64.
 LogicalResult mlir::dist::detail::verifyRuntimeTensor(Operation *op,
-                                                      RankedTensorType type) {
-  // A sparse (or otherwise encoded) tensor is not a dense buffer.
-  if (type.getEncoding())
+                                                      ShapedType type) {
+  // A sparse (or otherwise encoded) tensor is not a dense buffer. (A
+  // buffer's layout and memory space are its type constraint's.)
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (tensor && tensor.getEncoding())
     return op->emitOpError() << "expected a tensor without an encoding, but "
                              << "got " << type;
   if (!isRuntimeElementType(type.getElementType()))
@@ -90,16 +92,16 @@ LogicalResult mlir::dist::detail::verifyRuntimeTensor(Operation *op,
   return success();
 }
 
-/// The tensors `op` communicates or declares.
-static SmallVector<RankedTensorType> groupTensors(Operation *op) {
-  SmallVector<RankedTensorType> types;
+/// The tensors (or buffers) `op` communicates or declares.
+static SmallVector<ShapedType> groupTensors(Operation *op) {
+  SmallVector<ShapedType> types;
   if (auto param = dyn_cast<ParameterOp>(op))
     types.push_back(param.getLocalType());
   auto add = [&](Type type) {
     if (auto future = dyn_cast<FutureType>(type))
       type = future.getValueType();
-    if (auto tensor = dyn_cast<RankedTensorType>(type))
-      types.push_back(tensor);
+    if (isa<RankedTensorType, MemRefType>(type))
+      types.push_back(cast<ShapedType>(type));
   };
   llvm::for_each(op->getOperandTypes(), add);
   llvm::for_each(op->getResultTypes(), add);
@@ -128,7 +130,7 @@ LogicalResult mlir::dist::detail::verifyProcessGroupOp(Operation *op) {
   if (auto param = dyn_cast<ParameterOp>(op))
     if (failed(verifyAxesOrder(op, param.getReplicateAxes(), "replicate axes")))
       return failure();
-  for (RankedTensorType type : groupTensors(op))
+  for (ShapedType type : groupTensors(op))
     if (failed(verifyRuntimeTensor(op, type)))
       return failure();
   return success();

@@ -182,3 +182,39 @@ func.func @kept(%s: tensor<4x8xf32> {dist.param = @w}) -> tensor<8x8xf32> {
   dist.release_kept @w
   return %k : tensor<8x8xf32>
 }
+
+// -----
+
+// A host's partly bufferized IR: the input is a to_tensor of a buffer that a
+// memref op writes before the wait, which the analysis of tensors does not
+// see. The collective reads a copy (found by an outside tester).
+dist.mesh @world shape = [2]
+// CHECK-LABEL: func.func @memref_write
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32>, %[[V:.*]]: f32)
+// CHECK: %[[SEND:.*]] = memref.alloc() {{.*}} : memref<4xf32>
+// CHECK: memref.copy %[[M]], %[[SEND]]
+// CHECK: dist.all_reduce %[[SEND]]
+// CHECK: memref.store %[[V]], %[[M]]
+// CHECK: dist.wait
+func.func @memref_write(%m: memref<4xf32>, %v: f32) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %t = bufferization.to_tensor %m restrict writable : memref<4xf32> to tensor<4xf32>
+  %f = dist.all_reduce %t on @world reduction = sum : tensor<4xf32>
+  memref.store %v, %m[%c0] : memref<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r : tensor<4xf32>
+}
+
+// The same buffer only read: no copy.
+// CHECK-LABEL: func.func @memref_read
+// CHECK-SAME: (%[[M:.*]]: memref<4xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: dist.all_reduce %[[M]]
+func.func @memref_read(%m: memref<4xf32>) -> (tensor<4xf32>, f32) {
+  %c0 = arith.constant 0 : index
+  %t = bufferization.to_tensor %m restrict writable : memref<4xf32> to tensor<4xf32>
+  %f = dist.all_reduce %t on @world reduction = sum : tensor<4xf32>
+  %x = memref.load %m[%c0] : memref<4xf32>
+  %r = dist.wait %f : !dist.future<tensor<4xf32>>
+  return %r, %x : tensor<4xf32>, f32
+}

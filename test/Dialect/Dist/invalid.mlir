@@ -124,7 +124,7 @@ func.func @gather_rank(%x: tensor<4x3xf32>) {
 
 dist.mesh @w shape = [2]
 func.func @gather_result_not_a_future(%x: tensor<4x3xf32>) {
-  // expected-error @+1 {{'dist.all_gather' op result #0 must be future of ranked tensor or statically shaped memref of identity layout, but got 'tensor<8x3xf32>'}}
+  // expected-error @+1 {{'dist.all_gather' op result #0 must be future of ranked tensor or statically shaped memref of identity layout in the default memory space, but got 'tensor<8x3xf32>'}}
   %f = "dist.all_gather"(%x) <{mesh = @w, gather_axis = 0 : i64}> : (tensor<4x3xf32>) -> tensor<8x3xf32>
   return
 }
@@ -212,7 +212,7 @@ func.func @wait_payload_mismatch(%f: !dist.future<tensor<4xf32>>) {
 // -----
 
 func.func @wait_on_a_tensor(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dist.wait' op operand #0 must be future of ranked tensor or statically shaped memref of identity layout, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'dist.wait' op operand #0 must be future of ranked tensor or statically shaped memref of identity layout in the default memory space, but got 'tensor<4xf32>'}}
   %r = "dist.wait"(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }

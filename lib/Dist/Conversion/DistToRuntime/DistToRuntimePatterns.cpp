@@ -52,18 +52,11 @@ static bool inTensorForm(Operation *op) {
          llvm::any_of(op->getResultTypes(), tensorFuture);
 }
 
-/// The buffer `value` is a view of (through view-like ops), or itself.
-static Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// An op between `collective` and `wait` (or nested in one) that frees the
 /// send buffer or a view of it, which the runtime reads until the wait.
 static Operation *freedBeforeWait(CollectiveOpInterface collective,
                                   WaitOp wait) {
-  Value root = rootBuffer(collective.getInput());
+  Value root = getRootBuffer(collective.getInput());
   for (Operation *op = collective->getNextNode(); op != wait;
        op = op->getNextNode()) {
     Operation *found = nullptr;
@@ -73,7 +66,7 @@ static Operation *freedBeforeWait(CollectiveOpInterface collective,
       if (effects)
         effects.getEffects<MemoryEffects::Free>(frees);
       for (MemoryEffects::EffectInstance &free : frees)
-        if (free.getValue() && rootBuffer(free.getValue()) == root) {
+        if (free.getValue() && getRootBuffer(free.getValue()) == root) {
           found = nested;
           return WalkResult::interrupt();
         }
