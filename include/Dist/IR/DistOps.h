@@ -84,6 +84,10 @@ bool isTensorOrBufferOf(Type type, RankedTensorType tensor);
 /// `value` itself.
 Value getRootBuffer(Value value);
 
+/// Whether `op` is in its buffer form: a memref operand or result, or a
+/// future of one.
+bool isInBufferForm(Operation *op);
+
 /// Errors at each dist op under `root` in its buffer form (a memref operand
 /// or result, a future of one): `passName` works on the tensor form.
 LogicalResult refuseBufferForms(Operation *root, StringRef passName);

@@ -414,24 +414,25 @@ void DistDialect::attachBufferizationModels() {
 // Passes on tensors
 //===----------------------------------------------------------------------===//
 
+bool mlir::dist::isInBufferForm(Operation *op) {
+  auto isBuffer = [](Type type) {
+    if (auto future = dyn_cast<FutureType>(type))
+      type = future.getValueType();
+    return isa<MemRefType>(type);
+  };
+  return llvm::any_of(op->getOperandTypes(), isBuffer) ||
+         llvm::any_of(op->getResultTypes(), isBuffer);
+}
+
 LogicalResult mlir::dist::refuseBufferForms(Operation *root,
                                             StringRef passName) {
   bool found = false;
   root->walk([&](Operation *op) {
-    if (!isa<DistDialect>(op->getDialect()))
+    if (!isa<DistDialect>(op->getDialect()) || !isInBufferForm(op))
       return;
-    auto isBuffer = llvm::IsaPred<MemRefType>;
-    auto inFuture = [](Type type) {
-      auto future = dyn_cast<FutureType>(type);
-      return future && isa<MemRefType>(future.getValueType());
-    };
-    if (llvm::any_of(op->getOperandTypes(), isBuffer) ||
-        llvm::any_of(op->getResultTypes(), isBuffer) ||
-        llvm::any_of(op->getResultTypes(), inFuture)) {
-      op->emitOpError() << "is in its buffer form (bufferized): " << passName
-                        << " works on the tensor form, before bufferization";
-      found = true;
-    }
+    op->emitOpError() << "is in its buffer form (bufferized): " << passName
+                      << " works on the tensor form, before bufferization";
+    found = true;
   });
   return failure(found);
 }

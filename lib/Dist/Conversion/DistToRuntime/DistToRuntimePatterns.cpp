@@ -38,18 +38,9 @@ static std::optional<int32_t> movableDtype(Type type) {
 /// Whether `op` moves data in its tensor form, which One-Shot Bufferize must
 /// rewrite first (BufferForms.cpp).
 static bool inTensorForm(Operation *op) {
-  if (!isa<CollectiveOpInterface, WaitOp, StashGradOp, TakeStashOp,
-           GatherKeptOp>(op))
-    return false;
-  auto isTensor = llvm::IsaPred<TensorType>;
-  auto tensorFuture = [](Type type) {
-    auto future = dyn_cast<FutureType>(type);
-    return future && isa<TensorType>(future.getValueType());
-  };
-  return llvm::any_of(op->getOperandTypes(), isTensor) ||
-         llvm::any_of(op->getOperandTypes(), tensorFuture) ||
-         llvm::any_of(op->getResultTypes(), isTensor) ||
-         llvm::any_of(op->getResultTypes(), tensorFuture);
+  return isa<CollectiveOpInterface, WaitOp, StashGradOp, TakeStashOp,
+             GatherKeptOp>(op) &&
+         !isInBufferForm(op);
 }
 
 /// An op between `collective` and `wait` (or nested in one) that frees the
