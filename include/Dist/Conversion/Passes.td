@@ -219,6 +219,51 @@ def OutlineContractionsPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DistOutlineLoopNestsPass
+    : Pass<"dist-outline-loop-nests", "::mlir::ModuleOp"> {
+  let summary = "outline each loop nest of plain compute into a function of "
+                "its own";
+  let description = [{
+    Part of `-dist-lower-to-llvm`, after `-convert-linalg-to-loops`. A
+    step is one function holding a loop nest for every elementwise op,
+    reduction and copy (the PyTorch front door's 4-layer GPT: about 1,100),
+    and LLVM's `-O3` is quadratic in the loops of a function: its
+    induction-variable simplification asks, for each loop, which conditions
+    guard it, walking the dominator tree up through every loop before it.
+    The JIT spent 50 s of a 55 s run of that GPT in LLVM, 95% of it there
+    (`opt -O3 -time-passes`), and more layers made it worse.
+
+    Every outermost `scf.for` or `scf.parallel` without results whose
+    nested ops are all plain compute (scf loops, `scf.if` and their
+    yields; the arith, math and index dialects; `memref.load`,
+    `memref.store` and `memref.dim`; `affine.apply`, `affine.min` and
+    `affine.max`) becomes a call of a new private function holding it,
+    marked `noinline` (`passthrough = ["noinline"]`, which
+    `-convert-func-to-llvm` hands on to LLVM) so that LLVM keeps the
+    functions apart. The values
+    it uses from outside become the function's arguments, except
+    operand-free constants and `memref.get_global`, which are cloned into
+    it. A loop that holds anything else (a call, an allocation, a dist
+    runtime call, a window's loop over its micro-batches) stays, and the
+    nests inside it are outlined instead. A nest that is all its function
+    does (besides constants) stays, so the pass outlines nothing twice. The function is named after the
+    one it came from: `@<function>_loops` (uniqued with a number).
+
+    Example:
+    ```mlir
+    scf.for %i = %c0 to %c8 step %c1 {
+      %v = memref.load %a[%i] : memref<8xf32>
+      %e = math.exp %v : f32
+      memref.store %e, %b[%i] : memref<8xf32>
+    }
+    ```
+    becomes `func.call @step_loops(%a, %b)`, with the loop (and the three
+    constants) in `func.func private @step_loops(memref<8xf32>,
+    memref<8xf32>) attributes {passthrough = ["noinline"]}`.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // Steps of -dist-lower-to-llvm (LoweringSteps.cpp)
 //===----------------------------------------------------------------------===//

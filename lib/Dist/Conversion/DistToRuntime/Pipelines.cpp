@@ -63,6 +63,8 @@ void mlir::dist::buildLowerToLLVMPipeline(OpPassManager &pm,
   // Each buffer freed after its last use, not at the step's end.
   pm.addNestedPass<func::FuncOp>(createDistFreeAfterLastUsePass());
   pm.addPass(createConvertLinalgToLoopsPass());
+  // LLVM's -O3 is quadratic in the loops of one function.
+  pm.addPass(createDistOutlineLoopNestsPass());
   pm.addNestedPass<func::FuncOp>(createDistSCFToControlFlowLastFirstPass());
   // Views (memref.subview of a returned slice) as plain pointer arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
