@@ -1,11 +1,12 @@
 // RUN: dist-opt %s -split-input-file --dist-outline-loop-nests | FileCheck %s
-// RUN: dist-opt %s -split-input-file --dist-outline-loop-nests | dist-opt -split-input-file --dist-outline-loop-nests | FileCheck %s --check-prefix=AGAIN --implicit-check-not=_loops_loops --implicit-check-not=_loops_1
+// RUN: dist-opt %s -split-input-file --dist-outline-loop-nests | dist-opt -split-input-file --dist-outline-loop-nests | FileCheck %s --check-prefix=AGAIN --implicit-check-not=_loops_loops --implicit-check-not=step_loops_1 --implicit-check-not=window_loops_1 --implicit-check-not=aliases_loops_2
 // RUN: dist-opt %s -split-input-file --dist-outline-loop-nests --convert-scf-to-cf --convert-to-llvm | FileCheck %s --check-prefix=LLVM
 
 // Each nest of plain compute becomes a call. What it uses from outside is
 // passed in first-use order (the bounds' %n, then the buffers, then the
 // scalar), except the constants, which the function makes itself; the
-// function is never inlined, and LLVM is told so.
+// function is never inlined, and LLVM is told so. Its static buffers are
+// passed as bare pointers; none is a fresh allocation, so none is noalias.
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: %[[A:.*]]: memref<8x4xf32>, %[[B:.*]]: memref<8x4xf32>, %[[S:.*]]: f32, %[[N:.*]]: index)
 // CHECK-NOT: scf.for
@@ -13,7 +14,7 @@
 // CHECK-NEXT: call @step_loops_0(%[[B]]) : (memref<8x4xf32>) -> ()
 // CHECK-NEXT: return
 // CHECK: func.func private @step_loops(%[[N2:.*]]: index, %[[A2:.*]]: memref<8x4xf32>, %[[S2:.*]]: f32, %[[B2:.*]]: memref<8x4xf32>)
-// CHECK-SAME: attributes {passthrough = ["noinline"]}
+// CHECK-SAME: attributes {llvm.bareptr, llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
@@ -33,9 +34,11 @@
 // AGAIN-NOT: call
 // AGAIN: scf.for
 // LLVM-LABEL: llvm.func @step(
-// LLVM: llvm.call @step_loops(
-// LLVM: llvm.func @step_loops(
+// LLVM: llvm.call @step_loops(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, f32, !llvm.ptr) -> ()
+// LLVM: llvm.func internal @step_loops(%{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: f32, %{{.*}}: !llvm.ptr)
 // LLVM-SAME: passthrough = ["noinline"]
+// LLVM-LABEL: llvm.func internal @window_loops(
+// LLVM-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr {llvm.noalias})
 func.func @step(%a: memref<8x4xf32>, %b: memref<8x4xf32>, %s: f32, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -77,7 +80,8 @@ func.func @one_nest(%b: memref<4xf32>, %z: f32) {
 
 // A loop that calls, allocates or carries values stays; the nests inside
 // it are outlined, each its own function (names uniqued), and a global's
-// address is taken in the function that reads it.
+// address is taken in the function that reads it. The buffer @window
+// allocates is noalias where the other buffer is one it was given.
 // CHECK-LABEL: func.func @window(
 // CHECK: scf.for
 // CHECK: call @distrt_step_begin
@@ -90,7 +94,7 @@ func.func @one_nest(%b: memref<4xf32>, %z: f32) {
 // CHECK: arith.addf
 // CHECK: scf.yield
 // CHECK: memref.store %[[SUM]]
-// CHECK: func.func private @window_loops(
+// CHECK: func.func private @window_loops(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32> {llvm.noalias})
 // CHECK-SAME: passthrough = ["noinline"]
 // CHECK: memref.get_global @bias
 // CHECK: func.func private @window_loops_0(
@@ -122,5 +126,47 @@ func.func @window(%x: memref<4xf32>, %out: memref<1xf32>) {
     scf.yield %n : f32
   }
   memref.store %sum, %out[%c0] : memref<1xf32>
+  return
+}
+
+// -----
+
+// noalias only where nothing else may reach the allocation: two views of
+// one allocation are neither; a buffer carried around a loop, whose origin
+// is not known, makes no argument of that nest noalias. A dynamic shape is
+// passed as a descriptor (bare pointers need static shapes and strides).
+// CHECK-LABEL: func.func @aliases(
+// CHECK: func.func private @aliases_loops(%{{.*}}: memref<4xf32, strided<[1]>>, %{{.*}}: memref<4xf32, strided<[1], offset: 4>>, %{{.*}}: memref<8xf32> {llvm.noalias})
+// CHECK-SAME: llvm.bareptr
+// CHECK: func.func private @aliases_loops_0(%{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32>)
+// CHECK-SAME: llvm.bareptr
+// CHECK: func.func private @aliases_loops_1(%{{.*}}: index, %{{.*}}: memref<?xf32>)
+// CHECK-NOT: llvm.bareptr
+// CHECK-SAME: passthrough
+func.func @aliases(%d: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  %lo = memref.subview %a[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %hi = memref.subview %a[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %lo[%i] : memref<4xf32, strided<[1]>>
+    memref.store %v, %hi[%i] : memref<4xf32, strided<[1], offset: 4>>
+    memref.store %v, %b[%i] : memref<8xf32>
+  }
+  %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%cur = %b) -> memref<8xf32> {
+    %next = memref.alloc() : memref<8xf32>
+    scf.for %i = %c0 to %c4 step %c1 {
+      %v = memref.load %cur[%i] : memref<8xf32>
+      memref.store %v, %next[%i] : memref<8xf32>
+    }
+    scf.yield %next : memref<8xf32>
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %d[%i] : memref<?xf32>
+    memref.store %v, %d[%i] : memref<?xf32>
+  }
   return
 }

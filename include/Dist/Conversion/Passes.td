@@ -240,13 +240,27 @@ def DistOutlineLoopNestsPass
     `affine.max`) becomes a call of a new private function holding it,
     marked `noinline` (`passthrough = ["noinline"]`, which
     `-convert-func-to-llvm` hands on to LLVM) so that LLVM keeps the
-    functions apart. The values
+    functions apart, and of internal linkage (`llvm.linkage`), so that LLVM
+    may use what its one call passes (constants, say). The values
     it uses from outside become the function's arguments, except
     operand-free constants and `memref.get_global`, which are cloned into
     it. A loop that holds anything else (a call, an allocation, a dist
     runtime call, a window's loop over its micro-batches) stays, and the
     nests inside it are outlined instead. A nest that is all its function
-    does (besides constants) stays, so the pass outlines nothing twice. The function is named after the
+    does (besides constants) stays, so the pass outlines nothing twice.
+
+    Inside the new function LLVM no longer sees which buffers are distinct
+    allocations, and without that it vectorizes a loop only behind a run-time
+    overlap check and keeps an accumulator in memory. So, when every buffer
+    argument has a static shape, strides and offset, the function takes them
+    as bare pointers (`llvm.bareptr`: one pointer each rather than a
+    descriptor), and a buffer argument is `llvm.noalias` when it is a view
+    of an allocation of the calling function and every other buffer
+    argument is a view of another allocation, of a buffer the calling
+    function was given, or of a global: a fresh allocation is none of
+    those, and the outlined function calls nothing, so no other pointer
+    reaches its memory there. One buffer argument of unknown origin (a
+    call's result, a value carried around a loop) makes none noalias. The function is named after the
     one it came from: `@<function>_loops` (uniqued with a number).
 
     Example:
@@ -259,9 +273,12 @@ def DistOutlineLoopNestsPass
     ```
     becomes `func.call @step_loops(%a, %b)`, with the loop (and the three
     constants) in `func.func private @step_loops(memref<8xf32>,
-    memref<8xf32>) attributes {passthrough = ["noinline"]}`.
+    memref<8xf32>) attributes {llvm.bareptr, passthrough = ["noinline"]}`,
+    `%b` marked `llvm.noalias` if the caller allocated it and `%a` is its
+    argument.
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Dist/Conversion/Passes.h"
+#include "Dist/IR/DistOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -71,6 +72,69 @@ bool isWholeFunction(Operation *nest, func::FuncOp func) {
   });
 }
 
+/// Whether the bare-pointer calling convention can pass `type`: a static
+/// shape, strides and offset, which the callee rebuilds the descriptor from.
+bool isBarePointerCompatible(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return !isa<BaseMemRefType>(type);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return memref.hasStaticShape() &&
+         succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// What a buffer argument is a view of, when that is known: an allocation
+/// of `parent` (its op), a buffer `parent` was given (its argument) or a
+/// global (its name). Null when the buffer comes from anywhere else (a
+/// call, a loop's carried value, a load).
+const void *rootKey(Value buffer, func::FuncOp parent) {
+  Value root = dist::getRootBuffer(buffer);
+  if (auto arg = dyn_cast<BlockArgument>(root))
+    return arg.getOwner() == &parent.getBody().front()
+               ? root.getAsOpaquePointer()
+               : nullptr;
+  Operation *def = root.getDefiningOp();
+  if (isa<memref::AllocOp, memref::AllocaOp>(def))
+    return def;
+  if (auto global = dyn_cast<memref::GetGlobalOp>(def))
+    return global.getNameAttr().getAsOpaquePointer();
+  return nullptr;
+}
+
+/// The indices of the buffer arguments that may be marked `llvm.noalias`:
+/// a view of a buffer `parent` allocates, when every other buffer argument
+/// is a view of another allocation, of a buffer `parent` was given or of a
+/// global. A fresh allocation is none of those, so within the outlined
+/// function (which calls nothing) no other pointer reaches its memory.
+SmallVector<unsigned> noAliasArguments(ArrayRef<Value> arguments,
+                                       func::FuncOp parent) {
+  SmallVector<const void *> keys;
+  for (Value value : arguments) {
+    if (!isa<BaseMemRefType>(value.getType())) {
+      keys.push_back(nullptr);
+      continue;
+    }
+    const void *key = rootKey(value, parent);
+    if (!key)
+      return {};
+    keys.push_back(key);
+  }
+  SmallVector<unsigned> result;
+  for (auto [i, value] : llvm::enumerate(arguments)) {
+    if (!keys[i])
+      continue;
+    Operation *def = dist::getRootBuffer(value).getDefiningOp();
+    if (!isa_and_present<memref::AllocOp, memref::AllocaOp>(def))
+      continue;
+    if (llvm::count(keys, keys[i]) == 1)
+      result.push_back(i);
+  }
+  return result;
+}
+
 struct OutlineLoopNestsPass
     : public dist::impl::DistOutlineLoopNestsPassBase<OutlineLoopNestsPass> {
   void runOnOperation() override {
@@ -116,7 +180,19 @@ struct OutlineLoopNestsPass
     // What -convert-func-to-llvm hands on to LLVM's function attributes.
     func->setAttr("passthrough",
                   builder.getArrayAttr({builder.getStringAttr("noinline")}));
+    // Internal to the module, as its one call site lets LLVM assume (what
+    // -convert-func-to-llvm reads as the linkage).
+    func->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                      builder.getContext(),
+                                      LLVM::linkage::Linkage::Internal));
     symbols.insert(func, builder.getInsertionPoint()); // uniques the name
+    // Buffers passed as bare pointers, the fresh allocations marked
+    // noalias: LLVM vectorizes the loops without checking for overlap.
+    if (llvm::all_of(type.getInputs(), isBarePointerCompatible)) {
+      func->setAttr("llvm.bareptr", builder.getUnitAttr());
+      for (unsigned i : noAliasArguments(arguments, parent))
+        func.setArgAttr(i, "llvm.noalias", builder.getUnitAttr());
+    }
 
     Block *entry = func.addEntryBlock();
     IRMapping mapping;
