@@ -10,6 +10,7 @@
 #include "Dist/Conversion/Passes.h"
 #include "Dist/IR/DistOps.h"
 
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -72,18 +73,11 @@ bool isWholeFunction(Operation *nest, func::FuncOp func) {
   });
 }
 
-/// Whether the bare-pointer calling convention can pass `type`: a static
-/// shape, strides and offset, which the callee rebuilds the descriptor from.
+/// Whether the bare-pointer calling convention can pass `type` (upstream's
+/// test: a static shape, strides and offset); any non-buffer type can.
 bool isBarePointerCompatible(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  if (!memref)
-    return !isa<BaseMemRefType>(type);
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return memref.hasStaticShape() &&
-         succeeded(memref.getStridesAndOffset(strides, offset)) &&
-         !ShapedType::isDynamic(offset) &&
-         llvm::none_of(strides, ShapedType::isDynamic);
+  auto memref = dyn_cast<BaseMemRefType>(type);
+  return !memref || LLVMTypeConverter::canConvertToBarePtr(memref);
 }
 
 /// What a buffer argument is a view of, when that is known: an allocation
